@@ -1,0 +1,229 @@
+package userns
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Errors of the allocator, for errors.Is.
+var (
+	// ErrExhausted means every candidate slot is leased.
+	ErrExhausted = errors.New("no free id slot")
+	// ErrAlreadyLeased means the run id already holds a slot.
+	ErrAlreadyLeased = errors.New("run already holds an id slot")
+)
+
+// Lease is one taken slot, stored as the file Dir/RUNID.lease.
+type Lease struct {
+	RunID   string    `json:"run_id"`
+	Slot    Slot      `json:"slot"`
+	PID     int       `json:"pid"` // the process that allocated it; informational
+	Created time.Time `json:"created"`
+}
+
+// Allocator hands out Slots from Host to runs without overlap between
+// concurrent runs, in this process or any other using the same Dir.
+//
+// Dir holds the lock file "lock" and one "RUNID.lease" file per taken slot;
+// it is created with mode 0700 if missing. Every operation holds an flock on
+// the lock file. A lease stays taken until Release, even if its process has
+// died: only the caller knows whether the run's container is gone, so a crashed
+// run's slot is freed by the caller's garbage collection (see Leases).
+type Allocator struct {
+	Dir  string
+	Host HostIDs
+	now  func() time.Time
+}
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Allocate leases the lowest free slot to runID and returns the lease. Two
+// leases never share a uid or a gid, even when the host's id files changed
+// between allocations.
+func (a *Allocator) Allocate(runID string) (Lease, error) {
+	if !runIDPattern.MatchString(runID) {
+		return Lease{}, fmt.Errorf("allocate id slot: run id %q must match %s", runID, runIDPattern)
+	}
+	cands, err := a.Host.Slots()
+	if err != nil {
+		return Lease{}, fmt.Errorf("allocate id slot: %w", err)
+	}
+	var lease Lease
+	err = a.locked(syscall.LOCK_EX, func() error {
+		taken, err := a.read()
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(taken, func(l Lease) bool { return l.RunID == runID }) {
+			return fmt.Errorf("%w: %s", ErrAlreadyLeased, runID)
+		}
+		for s := range cands {
+			if !slices.ContainsFunc(taken, func(l Lease) bool { return l.Slot.overlaps(s) }) {
+				lease = Lease{RunID: runID, Slot: s, PID: os.Getpid(), Created: a.clock().UTC()}
+				return a.write(lease)
+			}
+		}
+		return fmt.Errorf("%w: all %d-id slots (%s) are leased; list them with Leases and release those of finished runs", ErrExhausted, SlotSize, a.Host.Source())
+	})
+	if err != nil {
+		return Lease{}, fmt.Errorf("allocate id slot: %w", err)
+	}
+	return lease, nil
+}
+
+// Release frees the slot leased to runID. Releasing a run that holds no
+// lease is not an error, so that a cleanup interrupted half-way can be
+// repeated.
+func (a *Allocator) Release(runID string) error {
+	if !runIDPattern.MatchString(runID) {
+		return fmt.Errorf("release id slot: run id %q must match %s", runID, runIDPattern)
+	}
+	err := a.locked(syscall.LOCK_EX, func() error {
+		err := os.Remove(a.leasePath(runID))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return syncDir(a.Dir)
+	})
+	if err != nil {
+		return fmt.Errorf("release id slot of %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Leases returns every taken slot, ordered by host uid.
+func (a *Allocator) Leases() ([]Lease, error) {
+	var out []Lease
+	err := a.locked(syscall.LOCK_SH, func() error {
+		var err error
+		out, err = a.read()
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list id slot leases: %w", err)
+	}
+	return out, nil
+}
+
+func (a *Allocator) clock() time.Time {
+	if a.now != nil {
+		return a.now()
+	}
+	return time.Now()
+}
+
+func (a *Allocator) leasePath(runID string) string {
+	return filepath.Join(a.Dir, runID+".lease")
+}
+
+// locked runs fn while holding an flock of kind how on Dir/lock.
+func (a *Allocator) locked(how int, fn func() error) error {
+	if a.Dir == "" {
+		return errors.New("allocator has no state directory")
+	}
+	if err := os.MkdirAll(a.Dir, 0o700); err != nil {
+		return fmt.Errorf("create state directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(a.Dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open lock file: %w", err)
+	}
+	defer f.Close() // closing the file drops the lock
+	if err := flock(f, how); err != nil {
+		return fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return fn()
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+// read loads every lease file. One that cannot be parsed stops allocation:
+// its slot is unknown, so any slot might overlap it.
+func (a *Allocator) read() ([]Lease, error) {
+	ents, err := os.ReadDir(a.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Lease
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".lease") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		l, err := readLease(filepath.Join(a.Dir, name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(x, y Lease) int { return cmp.Compare(x.Slot.UID, y.Slot.UID) })
+	return out, nil
+}
+
+func readLease(path string) (Lease, error) {
+	var l Lease
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &l)
+	}
+	if err == nil && (l.Slot.Size == 0 || filepath.Base(path) != l.RunID+".lease") {
+		err = errors.New("lease does not match its file name or has no slot")
+	}
+	if err != nil {
+		return Lease{}, fmt.Errorf("lease %s is unreadable (%w); if no container of that run is left, remove the file", path, err)
+	}
+	return l, nil
+}
+
+// write stores l atomically: a temporary file, fsync, rename, fsync of Dir.
+func (a *Allocator) write(l Lease) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(a.Dir, ".lease-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), a.leasePath(l.RunID)); err != nil {
+		return err
+	}
+	return syncDir(a.Dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,31 @@
+// Package userns decides which host ids a sandbox's user namespace maps to.
+//
+// Every sandbox runs in a user namespace, and no container id ever maps to
+// host id 0 (ErrHostRoot).
+//
+// As root, each run gets a slot of SlotSize uids and as many gids that no
+// other concurrent run holds (Allocator, with flock-protected lease files).
+// Slots come from the /etc/subuid and /etc/subgid entries of the user
+// "agentbox" when both files have one (the administrator's explicit choice),
+// otherwise from a built-in range starting at BuiltinBase that steps over
+// every subordinate range of other users and every uid and gid in
+// /etc/passwd and /etc/group, so a sandbox never shares a host id with a
+// person or with a person's rootless containers. The allocator cannot see id
+// ranges that other tools pick dynamically (systemd-nspawn's
+// --private-users=pick, Podman --userns=auto without a subuid entry); give
+// agentbox a dedicated entry on hosts that run them.
+//
+// ForSlot and MapRange turn a slot into runtime-spec mappings. With a keep
+// id (the workspace owner), the agent's own container id maps to that host
+// id instead, as Podman's keep-id does, so files it writes in the workspace
+// belong to their owner.
+//
+// Rootless (agentbox run by an ordinary user), RootlessMappings maps the
+// user's own uid and gid to the agent's, plus the user's subordinate range
+// when the user has one and newuidmap/newgidmap are installed; it reports
+// which mode it used and why.
+//
+// The parsers (ParseSubIDs, ParsePasswd, ParseGroup) read the host files
+// strictly: a malformed line is a *ParseError with its line number, never
+// skipped.
+package userns
