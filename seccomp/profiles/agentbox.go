@@ -162,7 +162,7 @@ func processRules() []Rule {
 			"sched_yield", "sched_getaffinity", "sched_setaffinity", "sched_getparam",
 			"sched_setparam", "sched_getscheduler", "sched_setscheduler", "sched_get_priority_max",
 			"sched_get_priority_min", "sched_rr_get_interval", "sched_getattr", "sched_setattr"),
-		allow("Signal handling.", Version{2, 6, 31},
+		allow("Signal handling: every runtime installs handlers and masks signals; rt_tgsigqueueinfo needs 2.6.31.", Version{2, 6, 31},
 			"rt_sigaction", "rt_sigprocmask", "rt_sigpending", "rt_sigsuspend", "rt_sigtimedwait",
 			"rt_sigqueueinfo", "rt_tgsigqueueinfo", "rt_sigreturn", "sigaltstack"),
 		allow("Clocks and timers. adjtimex and clock_adjtime only read the clock without CAP_SYS_TIME.",
