@@ -1,0 +1,222 @@
+package ledger
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// timeLayout is how records show times: UTC, to the second.
+const timeLayout = "2006-01-02 15:04:05Z"
+
+// commandWidth is how much of a command WriteTable shows.
+const commandWidth = 40
+
+// WriteTable writes recs as the table of `agentbox runs`: run id, start
+// time, kind, command, exit code and verdict, one row per record in the
+// given order.
+func WriteTable(w io.Writer, recs []Record) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN ID\tTIME\tKIND\tCOMMAND\tEXIT\tVERDICT")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", printable(r.RunID, false), r.Start.UTC().Format(timeLayout),
+			printable(string(r.Kind), false), truncate(quoteArgs(r.Command), commandWidth), r.ExitCode, r.Verdict())
+	}
+	return tw.Flush()
+}
+
+// quoteArgs joins argv for display, quoting arguments that need it.
+func quoteArgs(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsFunc(a, needsQuote) {
+			a = strconv.Quote(a)
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+// needsQuote reports whether c makes an argument ambiguous or unsafe to
+// print as is (spaces, shell quoting characters, control characters).
+func needsQuote(c rune) bool {
+	return c == ' ' || strings.ContainsRune("\"'\\$`", c) || !strconv.IsPrint(c)
+}
+
+// printable escapes every rune of s that a terminal would not show as
+// itself (escape sequences, tabs; newlines unless keepNewlines), so that a
+// record cannot rewrite the screen of whoever reads it.
+func printable(s string, keepNewlines bool) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strconv.IsPrint(c) || (keepNewlines && c == '\n') {
+			b.WriteRune(c)
+			continue
+		}
+		q := strconv.QuoteRuneToASCII(c)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// WriteRecord writes r for a human, as `agentbox show` prints it: a header
+// of key facts, then one section per kind of evidence that the record has.
+func WriteRecord(w io.Writer, r Record) error {
+	p := &printer{w: w}
+	p.header(r)
+	p.findings(r.Findings)
+	p.residuals(r.Residuals)
+	p.probes(r.Probes)
+	p.hostVerification(r.HostVerification)
+	p.teardown(r.Teardown)
+	if r.Notes != "" {
+		p.section("notes")
+		p.line("  %s", strings.ReplaceAll(strings.TrimRight(r.Notes, "\n"), "\n", "\n  "))
+	}
+	return p.err
+}
+
+// printer writes lines and keeps the first write error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) line(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintln(p.w, strings.TrimRight(printable(fmt.Sprintf(format, args...), true), " "))
+	}
+}
+
+func (p *printer) field(name, value string) {
+	if value != "" {
+		p.line("%-12s %s", name, value)
+	}
+}
+
+func (p *printer) section(title string) {
+	p.line("")
+	p.line("%s", title)
+}
+
+func (p *printer) header(r Record) {
+	p.field("run", r.RunID)
+	p.field("kind", string(r.Kind))
+	p.field("started", r.Start.UTC().Format(timeLayout))
+	if !r.End.IsZero() {
+		p.field("ended", fmt.Sprintf("%s (%s)", r.End.UTC().Format(timeLayout), r.End.Sub(r.Start).Round(time.Millisecond)))
+	}
+	p.field("command", quoteArgs(r.Command))
+	agent := r.Agent
+	if r.PermissionMode != "" {
+		agent = strings.TrimSpace(agent + " (permission mode: " + r.PermissionMode + ")")
+	}
+	p.field("agent", agent)
+	p.field("exit code", strconv.Itoa(r.ExitCode))
+	p.field("verdict", r.Verdict())
+	p.field("policy", r.Digests.Policy)
+	p.field("spec", r.Digests.Spec)
+	p.field("seccomp", r.Digests.Seccomp)
+	if r.Gateway != (Gateway{}) {
+		p.field("gateway", fmt.Sprintf("%d allowed, %d denied", r.Gateway.Allowed, r.Gateway.Denied))
+	}
+}
+
+func (p *printer) findings(fs []Finding) {
+	if len(fs) == 0 {
+		return
+	}
+	accepted := 0
+	for _, f := range fs {
+		if f.Accepted {
+			accepted++
+		}
+	}
+	p.section(fmt.Sprintf("findings (%d, %d accepted)", len(fs), accepted))
+	for _, f := range fs {
+		p.line("  %-8s %s  %s", f.Severity, f.Code, f.Subject)
+		if f.Accepted {
+			p.line("           accepted: %s", f.Reason)
+		}
+		if f.Detail != "" {
+			p.line("           %s", f.Detail)
+		}
+		if f.Fix != "" && !f.Accepted {
+			p.line("           fix: %s", f.Fix)
+		}
+	}
+}
+
+func (p *printer) residuals(rs []Residual) {
+	if len(rs) == 0 {
+		return
+	}
+	p.section("residuals")
+	for _, r := range rs {
+		p.line("  %s: %s", r.Code, r.Detail)
+	}
+}
+
+func (p *printer) probes(ps []Probe) {
+	if len(ps) == 0 {
+		return
+	}
+	failed := 0
+	for _, pr := range ps {
+		if !pr.Passed() {
+			failed++
+		}
+	}
+	p.section(fmt.Sprintf("probes (%d, %d failed)", len(ps), failed))
+	for _, pr := range ps {
+		mark := "pass"
+		if !pr.Passed() {
+			mark = "FAIL"
+		}
+		p.line("  %s  %-28s expect %-5s got %-7s %s %s", mark, pr.Probe, pr.Expect, pr.Decision, pr.Target, pr.Observed)
+	}
+}
+
+func (p *printer) hostVerification(hv map[string]string) {
+	if len(hv) == 0 {
+		return
+	}
+	p.section("host verification")
+	keys := make([]string, 0, len(hv))
+	for k := range hv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		p.line("  %-12s %s", k, hv[k])
+	}
+}
+
+func (p *printer) teardown(t *Teardown) {
+	if t == nil {
+		return
+	}
+	state := "clean"
+	if !t.Clean() {
+		state = "NOT CLEAN"
+	}
+	p.section("teardown: " + state)
+	p.field("  decision", t.Cleanup)
+	if len(t.SurvivingPIDs) > 0 {
+		p.field("  pids", strings.Trim(fmt.Sprint(t.SurvivingPIDs), "[]"))
+	}
+	p.field("  mounts", strings.Join(t.RemainingMounts, ", "))
+	p.field("  runtime", strings.Join(t.RuntimeStateLeft, ", "))
+	p.field("  sockets", strings.Join(t.OpenSockets, ", "))
+}

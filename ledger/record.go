@@ -1,0 +1,151 @@
+package ledger
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Kind says which command wrote a record.
+type Kind string
+
+// The kinds of record.
+const (
+	KindRun      Kind = "run"
+	KindAudit    Kind = "audit"
+	KindGC       Kind = "gc"
+	KindDoctor   Kind = "doctor"
+	KindSelftest Kind = "selftest"
+)
+
+var kinds = []Kind{KindRun, KindAudit, KindGC, KindDoctor, KindSelftest}
+
+// Record is one line of the ledger: the evidence of one invocation
+// (DESIGN.md §5 "Ledger record"). Empty fields are left out of the JSON,
+// except ExitCode, which is always written.
+type Record struct {
+	RunID   string    `json:"run_id"`            // from NewRunID; required
+	Kind    Kind      `json:"kind"`              // required
+	Start   time.Time `json:"start"`             // required
+	End     time.Time `json:"end,omitzero"`      // zero: the record was written before the end (or never reached it)
+	Command []string  `json:"command,omitempty"` // the agent's argv; never its environment
+
+	Agent          string `json:"agent,omitempty"`           // adapter name (codex, claude, …); empty: a plain command
+	PermissionMode string `json:"permission_mode,omitempty"` // how the agent approves its own actions, as the adapter names it
+
+	Digests   Digests    `json:"digests,omitzero"`
+	Findings  []Finding  `json:"findings,omitempty"`  // audit findings, accepted ones included
+	Residuals []Residual `json:"residuals,omitempty"` // weaker layers the host could not provide
+	Probes    []Probe    `json:"probes,omitempty"`    // every probe result, passed ones included
+
+	// HostVerification holds what the launcher observed from outside the
+	// sandbox, one named observation per key ("uid_map", "CapEff",
+	// "NoNewPrivs", "Seccomp", "canary-home", …).
+	HostVerification map[string]string `json:"host_verification,omitempty"`
+
+	Gateway  Gateway   `json:"gateway,omitzero"`
+	Teardown *Teardown `json:"teardown,omitempty"` // nil: no sandbox was started
+
+	ExitCode int    `json:"exit_code"` // the process exit code agentbox returned
+	Notes    string `json:"notes,omitempty"`
+}
+
+// Digests identifies the artifacts a run used, each "sha256:<hex>".
+type Digests struct {
+	Policy  string `json:"policy,omitempty"`
+	Spec    string `json:"spec,omitempty"`
+	Seccomp string `json:"seccomp,omitempty"`
+}
+
+// Finding mirrors the audit finding contract (DESIGN.md §5), plus whether
+// the policy accepted it and the policy's written reason.
+type Finding struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	Subject  string `json:"subject,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	Fix      string `json:"fix,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
+	Accepted bool   `json:"accepted,omitempty"`
+	Reason   string `json:"reason,omitempty"` // the policy's reason for accepting it
+}
+
+// Residual is a layer of the boundary that the host could not provide,
+// named and recorded instead of silently skipped.
+type Residual struct {
+	Code   string `json:"code"`   // stable kebab-case, e.g. "no-lsm-label"
+	Detail string `json:"detail"` // what is missing and why
+}
+
+// Probe mirrors the probe result contract (DESIGN.md §5).
+type Probe struct {
+	Probe    string `json:"probe"`
+	Target   string `json:"target,omitempty"`
+	Expect   string `json:"expect"`   // DENY or ALLOW
+	Decision string `json:"decision"` // DENY, ALLOW or UNKNOWN
+	Observed string `json:"observed,omitempty"`
+	RunID    string `json:"run_id,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// Passed reports whether the probe's decision is the expected one. UNKNOWN
+// never passes.
+func (p Probe) Passed() bool { return p.Decision == p.Expect && p.Decision != "UNKNOWN" }
+
+// Gateway counts the gateway's decisions during the run.
+type Gateway struct {
+	Allowed int `json:"allowed"`
+	Denied  int `json:"denied"`
+}
+
+// Teardown is what the launcher found after killing the sandbox.
+type Teardown struct {
+	SurvivingPIDs    []int    `json:"surviving_pids,omitempty"`
+	RemainingMounts  []string `json:"remaining_mounts,omitempty"`
+	RuntimeStateLeft []string `json:"runtime_state_left,omitempty"` // runtime state dirs or container ids still present
+	OpenSockets      []string `json:"open_sockets,omitempty"`
+	Cleanup          string   `json:"cleanup"` // the decision taken, e.g. "clean", "killed 2 survivors", "left for gc"
+}
+
+// Clean reports whether nothing of the sandbox survived.
+func (t Teardown) Clean() bool {
+	return len(t.SurvivingPIDs)+len(t.RemainingMounts)+len(t.RuntimeStateLeft)+len(t.OpenSockets) == 0
+}
+
+// Verdicts returned by Record.Verdict, worst first.
+const (
+	VerdictTeardownDirty = "teardown-dirty"
+	VerdictProbeFailed   = "probe-failed"
+	VerdictFindings      = "findings"
+	VerdictOK            = "ok"
+)
+
+// Verdict summarises the boundary evidence in one word: VerdictTeardownDirty
+// when something survived teardown, VerdictProbeFailed when a probe did not
+// pass, VerdictFindings when a finding was not accepted, else VerdictOK. It
+// says nothing about the agent's own exit code.
+func (r Record) Verdict() string {
+	switch {
+	case r.Teardown != nil && !r.Teardown.Clean():
+		return VerdictTeardownDirty
+	case slices.ContainsFunc(r.Probes, func(p Probe) bool { return !p.Passed() }):
+		return VerdictProbeFailed
+	case slices.ContainsFunc(r.Findings, func(f Finding) bool { return !f.Accepted }):
+		return VerdictFindings
+	}
+	return VerdictOK
+}
+
+// Validate checks the fields every record must have.
+func (r Record) Validate() error {
+	if err := ValidRunID(r.RunID); err != nil {
+		return err
+	}
+	if !slices.Contains(kinds, r.Kind) {
+		return fmt.Errorf("record %s: kind %q is not one of %v", r.RunID, r.Kind, kinds)
+	}
+	if r.Start.IsZero() {
+		return fmt.Errorf("record %s: no start time", r.RunID)
+	}
+	return nil
+}
