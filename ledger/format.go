@@ -23,8 +23,12 @@ func WriteTable(w io.Writer, recs []Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN ID\tTIME\tKIND\tCOMMAND\tEXIT\tVERDICT")
 	for _, r := range recs {
+		command := quoteArgs(r.Command)
+		if command == "" {
+			command = "-"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", printable(r.RunID, false), r.Start.UTC().Format(timeLayout),
-			printable(string(r.Kind), false), truncate(quoteArgs(r.Command), commandWidth), r.ExitCode, r.Verdict())
+			printable(string(r.Kind), false), truncate(command, commandWidth), r.ExitCode, r.Verdict())
 	}
 	return tw.Flush()
 }

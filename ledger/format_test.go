@@ -12,8 +12,9 @@ func TestWriteTable(t *testing.T) {
 		Command: []string{"audit", "compose.yaml"}, ExitCode: 1, Findings: []Finding{{Code: "host-network-mode"}}}
 	long := Record{RunID: "20251129T090000.000Z-00000003", Kind: KindRun, Start: t0.Add(time.Hour),
 		Command: []string{"sh", "-c", "echo 'a very long command line that will not fit' && $HOME"}, ExitCode: 130}
+	gc := Record{RunID: "20251129T100000.000Z-00000004", Kind: KindGC, Start: t0.Add(2 * time.Hour)}
 	var b bytes.Buffer
-	if err := WriteTable(&b, []Record{fullRecord(), audit, long}); err != nil {
+	if err := WriteTable(&b, []Record{fullRecord(), audit, long, gc}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "runs.txt", b.Bytes())

@@ -30,6 +30,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -259,6 +260,18 @@ func Find(recs []Record, id string) (Record, error) {
 		return Record{}, fmt.Errorf("%w: %q matches %s; give more of the id", ErrAmbiguous, id, idList(match))
 	}
 	return match[0], nil
+}
+
+// Latest returns the n most recently started records of recs, newest first
+// (all of them when n <= 0). recs is not modified.
+func Latest(recs []Record, n int) []Record {
+	out := slices.Clone(recs)
+	slices.Reverse(out) // among equal start times, the later-written first
+	slices.SortStableFunc(out, func(a, b Record) int { return b.Start.Compare(a.Start) })
+	if n > 0 && len(out) > n {
+		out = out[:n]
+	}
+	return out
 }
 
 func distinctIDs(recs []Record) int {

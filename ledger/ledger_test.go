@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -293,5 +294,41 @@ func appendMany(t *testing.T, l *Ledger, prefix string, n int) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+func TestLatest(t *testing.T) {
+	at := func(id string, min int) Record {
+		r := rec(id)
+		r.Start = t0.Add(time.Duration(min) * time.Minute)
+		return r
+	}
+	recs := []Record{at("a", 0), at("c", 2), at("b", 1), at("d", 2)}
+	ids := func(rs []Record) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.RunID)
+		}
+		return out
+	}
+	tests := []struct {
+		n    int
+		want []string
+	}{
+		{0, []string{"d", "c", "b", "a"}},
+		{-1, []string{"d", "c", "b", "a"}},
+		{2, []string{"d", "c"}},
+		{10, []string{"d", "c", "b", "a"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, ids(Latest(recs, tt.n))); diff != "" {
+			t.Errorf("Latest(%d) (-want +got):\n%s", tt.n, diff)
+		}
+	}
+	if recs[0].RunID != "a" || recs[3].RunID != "d" {
+		t.Error("Latest modified its input")
+	}
+	if got := Latest(nil, 3); len(got) != 0 {
+		t.Errorf("Latest(nil) = %v", got)
 	}
 }
