@@ -1,0 +1,146 @@
+package audit
+
+import (
+	"path/filepath"
+)
+
+// Check is one named check over the model. Run returns the check's findings
+// for one container; it reads only the model and the options.
+type Check struct {
+	Name string
+	Run  func(c *Container, o *Options) []Finding
+}
+
+// checks is the ordered list of checks whose findings fail an audit. The
+// same list audits agentbox's own spec before launch and someone else's
+// container.
+var checks = []Check{
+	{"mounts", checkMounts},
+	{"engine-address", checkEngineEnv},
+	{"secret-in-environment", checkSecretEnv},
+	{"host-network-mode", checkHostNetwork},
+	{"network-policy-not-applied", checkNetworkPolicy},
+	{"runs-as-root", checkRoot},
+	{"privileged-container", checkPrivileged},
+	{"writable-root-filesystem", checkReadOnlyRoot},
+	{"capabilities", checkCaps},
+	{"new-privileges-allowed", checkNoNewPrivileges},
+	{"no-resource-limits", checkLimits},
+	{"seccomp", checkSeccomp},
+	{"apparmor-unconfined", checkAppArmor},
+	{"selinux-unconfined", checkSELinux},
+	{"proc-masks-removed", checkProcMasks},
+	{"host-namespaces", checkHostNamespaces},
+	{"devices-mounted", checkDevices},
+	{"sysctls-set", checkSysctls},
+}
+
+// warnChecks is the ordered list of warn-only checks: their findings are
+// informational (auto-approve is raised afterwards when other faults exist).
+var warnChecks = []Check{
+	{"user-namespace-not-used", checkUserNS},
+	{"auto-approve-permission-mode", checkAutoApprove},
+}
+
+// Checks returns the ordered list of checks whose findings fail an audit.
+func Checks() []Check { return append([]Check(nil), checks...) }
+
+// WarnChecks returns the ordered list of warn-only checks.
+func WarnChecks() []Check { return append([]Check(nil), warnChecks...) }
+
+// Audit runs every check over every container and returns the report, in
+// input order.
+func Audit(cs []Container, opts Options) Report {
+	o := opts.normalized()
+	r := Report{Containers: make([]ContainerReport, 0, len(cs))}
+	for i := range cs {
+		r.Containers = append(r.Containers, ContainerReport{
+			Name:     cs[i].Name,
+			Source:   cs[i].Source,
+			File:     cs[i].File,
+			Findings: auditOne(&cs[i], &o),
+			Model:    cs[i],
+		})
+	}
+	return r
+}
+
+// auditOne runs the checks, then the warn-only checks, applies accepted
+// residuals and raises auto-approve when anything else fails.
+func auditOne(c *Container, o *Options) []Finding {
+	fs := []Finding{}
+	for _, ch := range checks {
+		fs = append(fs, ch.Run(c, o)...)
+	}
+	for _, ch := range warnChecks {
+		fs = append(fs, ch.Run(c, o)...)
+	}
+	accept(fs, o.Accept)
+	raiseAutoApprove(fs, o.Accept)
+	sortFindings(fs)
+	return fs
+}
+
+// accept marks findings whose code is accepted with a reason.
+func accept(fs []Finding, reasons map[string]string) {
+	for i := range fs {
+		if why, ok := reasons[fs[i].Code]; ok && why != "" {
+			fs[i].Accepted, fs[i].AcceptedReason = true, why
+		}
+	}
+}
+
+// raiseAutoApprove makes auto-approve high when any other finding fails: it
+// multiplies every other fault.
+func raiseAutoApprove(fs []Finding, reasons map[string]string) {
+	others := false
+	for _, f := range fs {
+		if f.Code != CodeAutoApprove && f.Fails() {
+			others = true
+		}
+	}
+	if !others {
+		return
+	}
+	for i := range fs {
+		if fs[i].Code == CodeAutoApprove {
+			fs[i].Severity = High
+			fs[i].Detail += "; raised to high because other faults were found"
+		}
+	}
+	accept(fs, reasons)
+}
+
+// newFinding builds a finding with the catalog's severity, fix and probe.
+func newFinding(code, subject, detail string, loc Location) Finding {
+	r := catalog[code]
+	return Finding{
+		Code: code, Severity: r.Severity, Subject: subject, Detail: detail,
+		Fix: r.Fix, Probe: r.Probe, Location: loc,
+	}
+}
+
+// normalized returns a copy of o with cleaned paths; workspaces and homes
+// are also resolved through symlinks where they exist on this host.
+func (o Options) normalized() Options {
+	n := o
+	n.Workspaces = resolveAll(o.Workspaces)
+	n.HomeDirs = resolveAll(o.HomeDirs)
+	n.InternalNetworks = append([]string(nil), o.InternalNetworks...)
+	return n
+}
+
+func resolveAll(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if p == "" {
+			continue
+		}
+		c := cleanPath(p)
+		out = append(out, c)
+		if r, err := filepath.EvalSymlinks(c); err == nil && cleanPath(r) != c {
+			out = append(out, cleanPath(r))
+		}
+	}
+	return out
+}

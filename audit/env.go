@@ -1,0 +1,172 @@
+package audit
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Credential names. A variable is credential-shaped when, split into words
+// at "_", "-" and ".", its name
+//
+//   - contains one of secretWords (TOKEN, SECRET, PASSWORD, PASSWD, PASS,
+//     CREDENTIAL, APIKEY, …), or
+//   - contains one of keyPrefixes followed by KEY (API_KEY, ACCESS_KEY,
+//     PRIVATE_KEY, SECRET_KEY, …), or
+//   - starts with AWS_ (other than the non-secret awsSettings), or
+//   - is one of secretNames,
+//
+// and its last word is not one of notSecretSuffixes (…_FILE, …_URL, …_PATH
+// name where a secret is, not the secret), and its value is not an absolute
+// path (a path to a key is not the key). The list merges the names that
+// gitleaks, detect-secrets, trufflehog and the Docker/compose docs treat as
+// credentials. Matching is by whole words, so look-alikes such as
+// TOKENIZERS_PARALLELISM or PASSTHROUGH are not secrets. A value that has the
+// shape of a known token (ghp_…, sk-ant-…, AKIA…, a private key, a URL with a
+// password) is a secret whatever the variable is called.
+var (
+	secretWords = wordSet("TOKEN", "TOKENS", "AUTHTOKEN", "SECRET", "SECRETS",
+		"PASSWORD", "PASSWORDS", "PASSWD", "PASS", "PASSPHRASE", "CREDENTIAL",
+		"CREDENTIALS", "CREDS", "APIKEY", "APIKEYS", "ACCESSKEY", "SECRETKEY",
+		"PRIVATEKEY", "AUTHKEY", "PAT", "JWT", "BEARER")
+	keyPrefixes = wordSet("API", "ACCESS", "PRIVATE", "SECRET", "AUTH", "MASTER",
+		"ENCRYPTION", "SIGNING", "SSH", "GPG", "LICENSE", "ACCOUNT", "SERVICE",
+		"CLIENT", "APP", "WEBHOOK", "SESSION")
+	secretNames = wordSet("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "HF_TOKEN",
+		"GITHUB_TOKEN", "GH_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS",
+		"NPM_CONFIG__AUTH", "DOCKER_AUTH_CONFIG", "KAGGLE_KEY", "SENTRY_DSN")
+	awsSettings = wordSet("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE",
+		"AWS_DEFAULT_OUTPUT", "AWS_PAGER", "AWS_SDK_LOAD_CONFIG",
+		"AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_ENDPOINT_URL",
+		"AWS_CA_BUNDLE", "AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS")
+	notSecretSuffixes = wordSet("FILE", "PATH", "DIR", "URL", "URI", "ENDPOINT",
+		"HOST", "PORT", "NAME", "USER", "USERNAME", "TYPE", "ENABLED", "TTL",
+		"EXPIRY", "LENGTH", "PREFIX", "HEADER", "POLICY", "REGION", "ID")
+)
+
+// tokenShapes recognise credential values by their well-known prefixes.
+var tokenShapes = []struct {
+	what string
+	re   *regexp.Regexp
+}{
+	{"a GitHub token", regexp.MustCompile(`^(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})$`)},
+	{"an Anthropic API key", regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}$`)},
+	{"an OpenAI-style API key", regexp.MustCompile(`^sk-(proj-)?[A-Za-z0-9_-]{20,}$`)},
+	{"an AWS access key id", regexp.MustCompile(`^(AKIA|ASIA)[A-Z0-9]{16}$`)},
+	{"a Hugging Face token", regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}$`)},
+	{"a GitLab token", regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}$`)},
+	{"a Slack token", regexp.MustCompile(`^xox[abposr]-[A-Za-z0-9-]{10,}$`)},
+	{"a Google API key", regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}$`)},
+	{"a private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
+	{"a URL with a password", regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:[^/@\s]+@`)},
+}
+
+// absPath matches a value that is a file path: a path to a key is not the key.
+var absPath = regexp.MustCompile(`^/\S*$`)
+
+// engineEnv are variables that point a client at a container engine.
+var engineEnv = wordSet("DOCKER_HOST", "CONTAINER_HOST", "CONTAINERD_ADDRESS", "PODMAN_HOST")
+
+func wordSet(ws ...string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+// SecretName reports whether an environment variable name is
+// credential-shaped by the documented list.
+func SecretName(name string) bool {
+	n := strings.ToUpper(name)
+	if secretNames[n] {
+		return true
+	}
+	if strings.HasPrefix(n, "AWS_") {
+		return !awsSettings[n]
+	}
+	words := strings.FieldsFunc(n, func(r rune) bool { return r == '_' || r == '-' || r == '.' })
+	if len(words) == 0 || notSecretSuffixes[words[len(words)-1]] {
+		return false
+	}
+	for i, w := range words {
+		if secretWords[w] || w == "KEY" && i > 0 && keyPrefixes[words[i-1]] {
+			return true
+		}
+	}
+	return false
+}
+
+// secretShape returns what a value looks like when it has a credential's
+// shape, or "".
+func secretShape(v string) string {
+	v = strings.TrimSpace(v)
+	for _, s := range tokenShapes {
+		if s.re.MatchString(v) {
+			return s.what
+		}
+	}
+	return ""
+}
+
+func allowed(name string, o *Options) bool {
+	for _, a := range o.AllowEnv {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSecretEnv reports credential-named or credential-shaped variables.
+// Values are read, never printed.
+func checkSecretEnv(c *Container, o *Options) []Finding {
+	var out []Finding
+	for _, e := range c.Env {
+		if allowed(e.Name, o) || engineEnv[strings.ToUpper(e.Name)] {
+			continue
+		}
+		detail := ""
+		switch shape := secretShape(e.Value); {
+		case e.FromHost && SecretName(e.Name):
+			detail = "credential-named variable passed through from the environment of whoever starts the container"
+		case e.Value == "":
+			continue
+		case SecretName(e.Name) && !absPath.MatchString(e.Value):
+			detail = "credential-named variable with a value (not shown)"
+		case shape != "":
+			detail = fmt.Sprintf("the value has the shape of %s (not shown)", shape)
+		default:
+			continue
+		}
+		f := newFinding(CodeSecretInEnv, e.Name, detail, e.Location)
+		f.Evidence = "env " + e.Name + "=<withheld>"
+		out = append(out, f)
+	}
+	return out
+}
+
+// checkEngineEnv reports variables that point a client at an engine.
+func checkEngineEnv(c *Container, o *Options) []Finding {
+	var out []Finding
+	for _, e := range c.Env {
+		if !engineEnv[strings.ToUpper(e.Name)] || (!e.FromHost && e.Value == "") {
+			continue
+		}
+		detail := fmt.Sprintf("%s points clients at an engine API", e.Name)
+		scheme, _, _ := strings.Cut(e.Value, "://")
+		switch {
+		case e.FromHost:
+			detail = fmt.Sprintf("%s is passed through from the environment of whoever starts the container", e.Name)
+		case scheme == "unix":
+			detail = fmt.Sprintf("%s points at a unix socket: an engine socket reachable from inside", e.Name)
+		case scheme == "tcp" || scheme == "ssh" || scheme == "http" || scheme == "https":
+			detail = fmt.Sprintf("%s points at a remote engine over %s", e.Name, scheme)
+		}
+		f := newFinding(CodeContainerSocket, e.Name, detail, e.Location)
+		f.Evidence = "env " + e.Name + "=<withheld>"
+		f.Unknown = e.FromHost
+		out = append(out, f)
+	}
+	return out
+}
