@@ -37,8 +37,8 @@ type Container struct {
 	// "network_mode" …) to the line where its effective value is written.
 	KeyLines map[string]Location `json:"-"`
 
-	Mounts []Mount   `json:"mounts,omitempty"`
-	Env    []EnvVar  `json:"env,omitempty"`
+	Mounts []Mount  `json:"mounts,omitempty"`
+	Env    []EnvVar `json:"env,omitempty"`
 	// APISocket is compose's use_api_socket: the engine socket is bound in.
 	APISocket bool `json:"api_socket,omitempty"`
 

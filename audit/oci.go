@@ -262,4 +262,3 @@ func jsonErrorLine(b []byte, err error) int {
 	}
 	return 1 + strings.Count(string(b[:off]), "\n")
 }
-
