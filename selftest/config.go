@@ -1,0 +1,227 @@
+package selftest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// ProtocolVersion is the version of InitConfig and of the init protocol. Init
+// refuses a configuration with another version.
+const ProtocolVersion = 1
+
+// InitConfig is everything agentbox-init needs, sent by the launcher as the
+// first line on the init fd. It is also the input of Run and of
+// `agentbox-init --probe NAME --json` (read from stdin there).
+type InitConfig struct {
+	// Version must equal ProtocolVersion.
+	Version int `json:"version"`
+	// RunID is copied into every Result; empty is allowed for ad-hoc runs.
+	RunID string `json:"run_id"`
+	// Agent is the command init starts after the probes. Its Env is also the
+	// environment the probes run with. A zero Agent is valid only for probe
+	// runs that start no agent.
+	Agent Command `json:"agent"`
+	// Probes names the probes to run, in catalog order. Nil runs every probe
+	// of Catalog(); an empty non-nil list runs none. Unknown names are errors.
+	Probes []string `json:"probes"`
+	// Targets says where the network probes aim. Zero values mean route
+	// lookups only, which send no packet (see Targets).
+	Targets Targets `json:"targets"`
+	// Canaries describes what the launcher planted outside the boundary.
+	// Zero values make the probes that need them report UNKNOWN.
+	Canaries Canaries `json:"canaries"`
+	// AllowEnv lists variable names that environment-is-clean accepts although
+	// they look like credentials (the gateway token). Nil accepts none.
+	AllowEnv []string `json:"allow_env,omitempty"`
+	// AllowDevices lists device paths under /dev accepted beyond the default
+	// set (null, zero, full, random, urandom, tty, console, ptmx, pts/*).
+	AllowDevices []string `json:"allow_devices,omitempty"`
+	// PtracePID is the process the ptrace and process_vm_readv probes aim at.
+	// Zero means 1, the sandbox's init; tests aim at a process they started.
+	PtracePID int `json:"ptrace_pid,omitempty"`
+	// TimeoutMS bounds each network attempt. Zero means 500 ms.
+	TimeoutMS int `json:"timeout_ms,omitempty"`
+	// Landlock is applied by init to itself before it starts the agent, which
+	// inherits it. Nil applies none.
+	Landlock *LandlockPlan `json:"landlock,omitempty"`
+	// WaitGo makes init wait, after sending the results, for the launcher's
+	// "go" or "abort". False starts the agent right after the probes.
+	WaitGo bool `json:"wait_go"`
+}
+
+// Command is a process to start: argv, environment and working directory.
+type Command struct {
+	// Args is argv; Args[0] is looked up in PATH of Env when it has no slash.
+	Args []string `json:"args"`
+	// Env is the complete environment ("NAME=value"); nil means empty.
+	Env []string `json:"env"`
+	// Dir is the working directory; empty means /.
+	Dir string `json:"dir,omitempty"`
+}
+
+// Targets are the network probes' destinations. Addresses are "host:port"
+// with a literal IP; names are not resolved.
+//
+// An empty list never makes a probe send a packet: it falls back to route
+// lookups (connect(2) on a UDP socket, which sends nothing) towards the
+// defaults named on each field. A configured target is connected to for real,
+// so tests point every configured target at test hosts in network namespaces
+// they made.
+type Targets struct {
+	// Internet are outside hosts internet-unreachable connects to. Empty means
+	// route lookups to 198.51.100.1 and 2001:db8::1 (documentation ranges).
+	Internet []string `json:"internet,omitempty"`
+	// DNS are resolvers dns-unresolvable queries. Empty means the nameservers
+	// of /etc/resolv.conf: route lookups only, except loopback ones, which are
+	// queried since loopback traffic cannot leave the network namespace.
+	DNS []string `json:"dns,omitempty"`
+	// Metadata are cloud metadata endpoints metadata-unreachable connects to.
+	// Empty means route lookups to 169.254.169.254 and fd00:ec2::254.
+	Metadata []string `json:"metadata,omitempty"`
+	// Gateway is the gateway gateway-reachable must reach. Empty means the
+	// loopback control: a listener on 127.0.0.1 inside the sandbox.
+	Gateway string `json:"gateway,omitempty"`
+	// HostLoopback is the canary the launcher listens on at the host's
+	// 127.0.0.1. Nil makes host-loopback-unreachable report UNKNOWN.
+	HostLoopback *NetCanary `json:"host_loopback,omitempty"`
+	// HostAbstract is the canary abstract unix socket of the host. Nil makes
+	// host-abstract-socket-unreachable report UNKNOWN.
+	HostAbstract *NetCanary `json:"host_abstract,omitempty"`
+}
+
+// NetCanary is a listener the launcher runs outside the boundary. On accept
+// it writes a token and closes; the probe compares the token's digest, so it
+// can tell the canary from any listener of the sandbox's own.
+type NetCanary struct {
+	// Addr is "127.0.0.1:PORT" for TCP, or the abstract socket's name without
+	// the leading NUL or @ for unix sockets.
+	Addr string `json:"addr"`
+	// TokenSHA256 is SHA256(token), "sha256:…".
+	TokenSHA256 string `json:"token_sha256"`
+}
+
+// Canaries are what the launcher planted outside the boundary.
+type Canaries struct {
+	// HostHome are the invoking user's real home directories.
+	HostHome []HostPath `json:"host_home,omitempty"`
+	// Files are canary files with random content (in the real home, beside
+	// the bundle); the sandbox must not see them anywhere.
+	Files []HostPath `json:"files,omitempty"`
+	// FileSHA256 is the digest of the canary files' content.
+	FileSHA256 string `json:"file_sha256,omitempty"`
+	// EnvName is a variable set in the launcher's environment only.
+	EnvName string `json:"env_name,omitempty"`
+	// EnvSHA256 is the digest of that variable's value.
+	EnvSHA256 string `json:"env_sha256,omitempty"`
+}
+
+// HostPath identifies a host path independently of where a mount may show it:
+// the filesystem it lives on (Dev, as mountinfo's "major:minor") and its path
+// inside that filesystem (FSPath). IdentifyHostPath fills it on the host.
+type HostPath struct {
+	Path   string `json:"path"`
+	Dev    string `json:"dev"`
+	FSPath string `json:"fs_path"`
+	Ino    uint64 `json:"ino,omitempty"`
+}
+
+// LandlockPlan is the Landlock ruleset init applies before starting the agent.
+type LandlockPlan struct {
+	// Paths are the only filesystem locations the agent may access.
+	Paths []LandlockPath `json:"paths"`
+	// ConnectTCP and BindTCP are the only TCP ports the agent may connect to
+	// or bind, enforced from Landlock ABI 4; both empty forbid all TCP.
+	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`
+	BindTCP    []uint16 `json:"bind_tcp,omitempty"`
+	// MinABI is the lowest Landlock ABI init accepts; below it init refuses
+	// to start the agent. Zero accepts any ABI, even none (recorded as 0).
+	MinABI int `json:"min_abi,omitempty"`
+}
+
+// LandlockPath is one path of a LandlockPlan.
+type LandlockPath struct {
+	Path string `json:"path"`
+	// Write grants read-write access; false is read-only (read and execute).
+	Write bool `json:"write,omitempty"`
+	// IoctlDev allows ioctl on device files below Path (ABI 5), as a TTY needs.
+	IoctlDev bool `json:"ioctl_dev,omitempty"`
+	// Optional skips the path when it does not exist; otherwise init refuses.
+	Optional bool `json:"optional,omitempty"`
+}
+
+// timeout returns the bound of one network attempt.
+func (c *InitConfig) timeout() time.Duration {
+	if c.TimeoutMS > 0 {
+		return time.Duration(c.TimeoutMS) * time.Millisecond
+	}
+	return 500 * time.Millisecond
+}
+
+// ptracePID returns the pid the ptrace probes aim at.
+func (c *InitConfig) ptracePID() int {
+	if c.PtracePID > 0 {
+		return c.PtracePID
+	}
+	return 1
+}
+
+// Validate reports the first field of c that init cannot use, by its JSON name.
+func (c *InitConfig) Validate() error {
+	if c.Version != ProtocolVersion {
+		return fmt.Errorf("version: got %d, this agentbox-init speaks %d", c.Version, ProtocolVersion)
+	}
+	for _, n := range c.Probes {
+		if _, ok := Lookup(n); !ok {
+			return fmt.Errorf("probes: unknown probe %q", n)
+		}
+	}
+	if err := c.Targets.validate(); err != nil {
+		return fmt.Errorf("targets: %w", err)
+	}
+	return c.Canaries.validate()
+}
+
+func (t *Targets) validate() error {
+	for field, list := range map[string][]string{"internet": t.Internet, "dns": t.DNS, "metadata": t.Metadata} {
+		for _, a := range list {
+			if err := checkHostPort(a); err != nil {
+				return fmt.Errorf("%s: %w", field, err)
+			}
+		}
+	}
+	if t.Gateway != "" {
+		if err := checkHostPort(t.Gateway); err != nil {
+			return fmt.Errorf("gateway: %w", err)
+		}
+	}
+	if t.HostLoopback != nil {
+		if err := checkHostPort(t.HostLoopback.Addr); err != nil {
+			return fmt.Errorf("host_loopback: %w", err)
+		}
+	}
+	return nil
+}
+
+func (c *Canaries) validate() error {
+	for _, d := range []string{c.FileSHA256, c.EnvSHA256} {
+		if d != "" && !strings.HasPrefix(d, "sha256:") {
+			return errors.New(`canaries: digests must start with "sha256:"`)
+		}
+	}
+	return nil
+}
+
+// checkHostPort accepts "IP:port" with a literal IP address.
+func checkHostPort(a string) error {
+	host, _, err := net.SplitHostPort(a)
+	if err != nil {
+		return fmt.Errorf("%q: %w", a, err)
+	}
+	if net.ParseIP(host) == nil {
+		return fmt.Errorf("%q: host must be a literal IP address", a)
+	}
+	return nil
+}
