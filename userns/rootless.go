@@ -2,7 +2,10 @@ package userns
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"os/user"
+	"path/filepath"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -89,6 +92,24 @@ func single(in RootlessInput) Mappings {
 		UIDs: []specs.LinuxIDMapping{{ContainerID: in.AgentUID, HostID: in.UID, Size: 1}},
 		GIDs: []specs.LinuxIDMapping{{ContainerID: in.AgentGID, HostID: in.GID, Size: 1}},
 	}
+}
+
+// CurrentRootless is RootlessMappings for the invoking user: it reads
+// subuid and subgid under etc (normally "/etc"; missing files count as
+// empty) and looks for newuidmap/newgidmap on PATH.
+func CurrentRootless(etc string, agentUID, agentGID uint32) (Rootless, error) {
+	in := RootlessInput{UID: uint32(os.Getuid()), GID: uint32(os.Getgid()), AgentUID: agentUID, AgentGID: agentGID, NewIDMap: HaveNewIDMap()}
+	if u, err := user.Current(); err == nil { // without a passwd entry, entries by uid still match
+		in.Name = u.Username
+	}
+	var err error
+	if in.SubUIDs, err = readFile(filepath.Join(etc, "subuid"), true, ParseSubIDs); err != nil {
+		return Rootless{}, err
+	}
+	if in.SubGIDs, err = readFile(filepath.Join(etc, "subgid"), true, ParseSubIDs); err != nil {
+		return Rootless{}, err
+	}
+	return RootlessMappings(in)
 }
 
 // HaveNewIDMap reports whether newuidmap and newgidmap are both on PATH.

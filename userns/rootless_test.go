@@ -2,6 +2,10 @@ package userns
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,5 +112,48 @@ func TestRootlessMappings(t *testing.T) {
 				t.Errorf("Reason = %q, want it to contain %q", got.Reason, tt.reasonHas)
 			}
 		})
+	}
+}
+
+func TestCurrentRootless(t *testing.T) {
+	etc := t.TempDir()
+	uid := strconv.Itoa(os.Getuid())
+	for _, f := range []string{"subuid", "subgid"} {
+		if err := os.WriteFile(filepath.Join(etc, f), []byte(uid+":300000:65536\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := CurrentRootless(etc, 1000, 1000)
+	if os.Getuid() == 0 {
+		if !errors.Is(err, ErrHostRoot) {
+			t.Errorf("as root: err = %v, want ErrHostRoot", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMode := RootlessSingle
+	if HaveNewIDMap() {
+		wantMode = RootlessSubIDs
+	}
+	if r.Mode != wantMode {
+		t.Errorf("Mode = %s (%s), want %s", r.Mode, r.Reason, wantMode)
+	}
+	own := mp(1000, uint32(os.Getuid()), 1)
+	if !slices.Contains(r.UIDs, own) {
+		t.Errorf("UIDs %v lack the agent -> own uid mapping %v", r.UIDs, own)
+	}
+}
+
+func TestCurrentRootlessBadFile(t *testing.T) {
+	etc := t.TempDir()
+	if err := os.WriteFile(filepath.Join(etc, "subgid"), []byte("x:y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CurrentRootless(etc, 1000, 1000)
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Line != 1 {
+		t.Errorf("err = %v, want a ParseError on line 1", err)
 	}
 }
