@@ -132,8 +132,11 @@ type HostPath struct {
 type LandlockPlan struct {
 	// Paths are the only filesystem locations the agent may access.
 	Paths []LandlockPath `json:"paths"`
+	// RestrictTCP limits TCP connect and bind to ConnectTCP and BindTCP
+	// (Landlock ABI 4 and later). False leaves TCP to the network namespace.
+	RestrictTCP bool `json:"restrict_tcp,omitempty"`
 	// ConnectTCP and BindTCP are the only TCP ports the agent may connect to
-	// or bind, enforced from Landlock ABI 4; both empty forbid all TCP.
+	// or bind when RestrictTCP is set; both empty then forbid all TCP.
 	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`
 	BindTCP    []uint16 `json:"bind_tcp,omitempty"`
 	// MinABI is the lowest Landlock ABI init accepts; below it init refuses

@@ -1,0 +1,277 @@
+package selftest
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// HostState is what VerifyHost compares the sandbox with: the host's own
+// namespaces and mounts, and what the plan binds on purpose.
+type HostState struct {
+	// Namespaces are the host's namespace inodes by name ("net", "user", …).
+	Namespaces map[string]uint64
+	// Mounts is the host's mountinfo, used to name the host path behind each
+	// of the sandbox's mounts.
+	Mounts []Mount
+	// Homes are host home directories; /home and /root always count.
+	Homes []string
+	// AllowSources are host paths the plan binds on purpose (workspace,
+	// agentbox-init, the agent's install dir); they are exempt from the
+	// system-directory check, not from the home, socket and root checks.
+	AllowSources []string
+	// RunID is copied into the results.
+	RunID string
+}
+
+// ReadHostState reads the namespaces and mounts of the calling process.
+func ReadHostState(procRoot string) (HostState, error) {
+	ns, err := ReadNamespaces(procRoot, "self")
+	if err != nil {
+		return HostState{}, err
+	}
+	b, err := os.ReadFile(filepath.Join(procRoot, "self", "mountinfo"))
+	if err != nil {
+		return HostState{}, err
+	}
+	m, err := ParseMountinfo(b)
+	if err != nil {
+		return HostState{}, err
+	}
+	return HostState{Namespaces: ns, Mounts: m}, nil
+}
+
+// namespaceKinds are the namespaces a sandbox must not share with the host.
+var namespaceKinds = []string{"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"}
+
+// ReadNamespaces reads the inode of each namespace link of procRoot/pid/ns
+// ("net:[4026531840]"); pid may be "self".
+func ReadNamespaces(procRoot, pid string) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	for _, k := range namespaceKinds {
+		link, err := os.Readlink(filepath.Join(procRoot, pid, "ns", k))
+		if err != nil {
+			return nil, fmt.Errorf("namespace %s of %s: %w", k, pid, err)
+		}
+		inner, ok := strings.CutPrefix(link, k+":[")
+		ino, err := strconv.ParseUint(strings.TrimSuffix(inner, "]"), 10, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("namespace %s of %s: malformed link %q", k, pid, link)
+		}
+		out[k] = ino
+	}
+	return out, nil
+}
+
+// IdentifyHostPath names p by filesystem and path inside it, from the
+// mountinfo of procRoot/self, so that probes can find it wherever a mount
+// shows it. p is resolved through symlinks first.
+func IdentifyHostPath(procRoot, p string) (HostPath, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return HostPath{}, fmt.Errorf("identify %s: %w", p, err)
+	}
+	real, _ = filepath.Abs(real)
+	mounts, err := readMounts(procRoot)
+	if err != nil {
+		return HostPath{}, fmt.Errorf("identify %s: %w", p, err)
+	}
+	m, ok := mountOf(mounts, real)
+	if !ok {
+		return HostPath{}, fmt.Errorf("identify %s: no mount holds it", p)
+	}
+	hp := HostPath{Path: real, Dev: m.Dev, FSPath: path.Join(m.Root, strings.TrimPrefix(real, m.MountPoint))}
+	if ino, err := inode(real); err == nil {
+		hp.Ino = ino
+	}
+	return hp, nil
+}
+
+// VerifyHost checks the sandbox process pid from the host, reading
+// procRoot/pid: its uid_map, CapEff, NoNewPrivs and Seccomp, that its
+// namespaces differ from host.Namespaces, and that no mount of it shows the
+// host root, a home, an engine socket or a system directory. Each check is
+// one Result, named "host-…", expecting DENY.
+func VerifyHost(procRoot string, pid int, host HostState) []Result {
+	dir := filepath.Join(procRoot, strconv.Itoa(pid))
+	checks := []struct {
+		name string
+		run  func() outcome
+	}{
+		{"host-uid-map", func() outcome { return hostIDMap(dir) }},
+		{"host-capabilities", func() outcome { return hostStatus(dir, decideCapEff) }},
+		{"host-no-new-privs", func() outcome { return hostStatus(dir, decideNoNewPrivs) }},
+		{"host-seccomp", func() outcome { return hostStatus(dir, decideSeccomp) }},
+		{"host-namespaces", func() outcome { return hostNamespaces(procRoot, pid, host) }},
+		{"host-mounts", func() outcome { return hostMounts(dir, host) }},
+	}
+	out := make([]Result, 0, len(checks))
+	for _, c := range checks {
+		o := c.run()
+		r := Result{Probe: c.name, Target: o.target, Expect: Deny, Decision: o.decision,
+			Observed: o.observed, RunID: host.RunID, Detail: o.detail}
+		r.Evidence = r.Digest()
+		out = append(out, r)
+	}
+	return out
+}
+
+// decideCapEff: the effective set alone; the sandbox's other sets are the
+// probes' business.
+func decideCapEff(st map[string]string) (Decision, string) {
+	v, ok := st["CapEff"]
+	switch {
+	case !ok:
+		return Unknown, "CapEff-missing"
+	case strings.Trim(v, "0") != "":
+		return Allow, "held:CapEff"
+	}
+	return Deny, "none"
+}
+
+func hostStatus(dir string, decide func(map[string]string) (Decision, string)) outcome {
+	b, err := os.ReadFile(filepath.Join(dir, "status"))
+	if err != nil {
+		return outcome{target: filepath.Join(dir, "status"), decision: Unknown, observed: "status-unreadable", detail: err.Error()}
+	}
+	d, o := decide(ParseStatus(b))
+	return outcome{target: filepath.Join(dir, "status"), decision: d, observed: o, detail: "status: " + o}
+}
+
+func hostIDMap(dir string) outcome {
+	p := filepath.Join(dir, "uid_map")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return outcome{target: p, decision: Unknown, observed: "uid-map-unreadable", detail: err.Error()}
+	}
+	m, err := ParseIDMap(b)
+	if err != nil {
+		return outcome{target: p, decision: Unknown, observed: "uid-map-malformed", detail: err.Error()}
+	}
+	d, o := decideIDMap(m)
+	return outcome{target: p, decision: d, observed: o, detail: fmt.Sprintf("uid_map %v: %s", m, o)}
+}
+
+func hostNamespaces(procRoot string, pid int, host HostState) outcome {
+	ns, err := ReadNamespaces(procRoot, strconv.Itoa(pid))
+	if err != nil {
+		return outcome{target: "namespaces", decision: Unknown, observed: "ns-unreadable", detail: err.Error()}
+	}
+	d, o, detail := decideNamespaces(ns, host.Namespaces)
+	return outcome{target: "namespaces", decision: d, observed: o, detail: detail}
+}
+
+// decideNamespaces: any namespace shared with the host is ALLOW; a missing
+// host inode is UNKNOWN.
+func decideNamespaces(sandbox, host map[string]uint64) (Decision, string, string) {
+	var shared []string
+	for _, k := range namespaceKinds {
+		h, ok := host[k]
+		if !ok {
+			return Unknown, "host-ns-unknown", "the host's " + k + " namespace was not given"
+		}
+		if sandbox[k] == h {
+			shared = append(shared, k)
+		}
+	}
+	if len(shared) > 0 {
+		return Allow, "shared:" + strings.Join(shared, ","), "namespaces shared with the host: " + strings.Join(shared, ",")
+	}
+	return Deny, "separate", "all of " + strings.Join(namespaceKinds, ",") + " differ from the host's"
+}
+
+func hostMounts(dir string, host HostState) outcome {
+	b, err := os.ReadFile(filepath.Join(dir, "mountinfo"))
+	if err != nil {
+		return outcome{target: "mountinfo", decision: Unknown, observed: "mountinfo-unreadable", detail: err.Error()}
+	}
+	mounts, err := ParseMountinfo(b)
+	if err != nil {
+		return outcome{target: "mountinfo", decision: Unknown, observed: "mountinfo-malformed", detail: err.Error()}
+	}
+	var w worst
+	for _, m := range mounts {
+		src, ok := hostSource(host.Mounts, m)
+		if !ok || m.FSType == "cgroup" || m.FSType == "cgroup2" {
+			continue
+		}
+		if kind := classifySource(src, m, host); kind != "" {
+			w.add(Allow, kind, fmt.Sprintf("%s shows host %s (%s)", m.MountPoint, src, kind))
+		}
+	}
+	w.otherwise("clean", fmt.Sprintf("%d mounts; none shows the host root, a home, an engine socket or a system directory", len(mounts)))
+	return w.outcome("mountinfo")
+}
+
+// hostSource names the host path a sandbox mount shows, through a host
+// mount of the same filesystem whose root holds the sandbox mount's root.
+func hostSource(hostMounts []Mount, m Mount) (string, bool) {
+	best, found := Mount{}, false
+	for _, h := range hostMounts {
+		if h.Dev == m.Dev && within(m.Root, h.Root) && (!found || len(h.Root) > len(best.Root)) {
+			best, found = h, true
+		}
+	}
+	if !found {
+		return "", false
+	}
+	rel := strings.TrimPrefix(path.Clean(m.Root), path.Clean(best.Root))
+	return path.Join(best.MountPoint, rel), true
+}
+
+// homeSecrets are the entries of a home that hold credentials.
+var homeSecrets = []string{".ssh", ".aws", ".azure", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
+	".config/gcloud", ".config/gh", ".npmrc", ".pypirc"}
+
+// homeRel returns src relative to the home it lies in: below h, or below
+// /home/USER when h is /home. The result starts with the home's entry
+// (".ssh/id_ed25519").
+func homeRel(src, h string) (string, bool) {
+	if !within(src, h) || src == h {
+		return "", false
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(src, path.Clean(h)), "/")
+	if path.Clean(h) == "/home" {
+		_, rel, _ = strings.Cut(rel, "/")
+	}
+	return rel, rel != ""
+}
+
+// systemDirs may never be a mount source; readOnlyDirs only read-only.
+var (
+	systemDirs   = []string{"/boot", "/proc", "/sys", "/dev", "/run", "/var/run", "/var/log", "/var/lib/docker", "/var/lib/containerd", "/var/lib/kubelet"}
+	readOnlyDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/opt", "/var"}
+)
+
+// classifySource names the fault of showing host path src in mount m, or "".
+func classifySource(src string, m Mount, host HostState) string {
+	homes := append([]string{"/home", "/root"}, host.Homes...)
+	switch {
+	case src == "/":
+		return "host-root"
+	case socketMount(Mount{MountPoint: src, Root: src}):
+		return "engine-socket"
+	}
+	for _, h := range homes {
+		if within(h, src) {
+			return "home"
+		}
+		if rel, ok := homeRel(src, h); ok && slices.ContainsFunc(homeSecrets, func(s string) bool { return within(rel, s) }) {
+			return "home-secret"
+		}
+	}
+	if slices.ContainsFunc(host.AllowSources, func(a string) bool { return within(src, a) }) {
+		return ""
+	}
+	if slices.ContainsFunc(systemDirs, func(d string) bool { return within(src, d) }) {
+		return "system-directory"
+	}
+	if !m.hasOption("ro") && slices.ContainsFunc(readOnlyDirs, func(d string) bool { return within(src, d) }) {
+		return "writable-system-directory"
+	}
+	return ""
+}

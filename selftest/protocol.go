@@ -1,0 +1,210 @@
+package selftest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Message types of the init protocol, in the order they are sent.
+const (
+	MsgConfig     = "config"      // launcher → init: the InitConfig
+	MsgResult     = "result"      // init → launcher: one probe Result
+	MsgProbesDone = "probes-done" // init → launcher: no more results
+	MsgGo         = "go"          // launcher → init: start the agent
+	MsgAbort      = "abort"       // launcher → init: exit without starting it
+	MsgStarted    = "started"     // init → launcher: agent pid and Landlock status
+	MsgExit       = "exit"        // init → launcher: the agent's exit code
+	MsgError      = "error"       // init → launcher: init failed; Reason says why
+)
+
+// Exit codes of agentbox-init itself; otherwise it exits with the agent's.
+const (
+	ExitInitFailed = 125 // bad config, protocol error, Landlock refused, or aborted
+	ExitCannotExec = 126 // the agent could not be started
+	ExitNotFound   = 127 // the agent's executable was not found
+)
+
+// InitFD is the fd agentbox-init reads its protocol from (runc --preserve-fds=1).
+const InitFD = 3
+
+// maxLine bounds one protocol line.
+const maxLine = 1 << 20
+
+// Message is one JSON line of the init protocol.
+type Message struct {
+	Type     string          `json:"type"`
+	Config   *InitConfig     `json:"config,omitempty"`
+	Result   *Result         `json:"result,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	PID      int             `json:"pid,omitempty"`
+	Landlock *LandlockStatus `json:"landlock,omitempty"`
+	Code     *int            `json:"code,omitempty"`
+}
+
+// Conn carries Messages as JSON lines over a stream socket.
+type Conn struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+// NewConn wraps f, one end of a unix stream socketpair. f stays owned by
+// the caller, who may close it once NewConn returns.
+func NewConn(f *os.File) (*Conn, error) {
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, fmt.Errorf("init fd: %w", err)
+	}
+	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}, nil
+}
+
+// Send writes m as one line.
+func (c *Conn) Send(m Message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", m.Type, err)
+	}
+	_, err = c.c.Write(append(b, '\n'))
+	return err
+}
+
+// Recv reads the next message, waiting at most until ctx's deadline.
+func (c *Conn) Recv(ctx context.Context) (Message, error) {
+	dl, _ := ctx.Deadline()
+	_ = c.c.SetReadDeadline(dl)
+	var line []byte
+	for {
+		part, isPrefix, err := c.r.ReadLine()
+		if err != nil {
+			return Message{}, err
+		}
+		line = append(line, part...)
+		if len(line) > maxLine {
+			return Message{}, errors.New("protocol line longer than 1 MiB")
+		}
+		if !isPrefix {
+			break
+		}
+	}
+	var m Message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return Message{}, fmt.Errorf("decode protocol line: %w", err)
+	}
+	return m, nil
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
+
+// Launcher is the launcher's end of the init protocol.
+type Launcher struct{ conn *Conn }
+
+// Started is what init reports once the agent runs.
+type Started struct {
+	PID      int            // the agent's pid inside the sandbox
+	Landlock LandlockStatus // what Landlock enforces on it
+}
+
+// NewLauncher makes the socketpair. It returns the launcher's end and the
+// file to hand to init as fd 3 (exec.Cmd.ExtraFiles[0] of runc, with
+// `runc run --preserve-fds 1`); close that file after the runtime started.
+func NewLauncher() (*Launcher, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	mine := os.NewFile(uintptr(fds[0]), "agentbox-launcher")
+	defer mine.Close()
+	conn, err := NewConn(mine)
+	if err != nil {
+		unix.Close(fds[1])
+		return nil, nil, err
+	}
+	return &Launcher{conn: conn}, os.NewFile(uintptr(fds[1]), "agentbox-init"), nil
+}
+
+// Configure sends cfg, which must validate.
+func (l *Launcher) Configure(cfg InitConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("init config: %w", err)
+	}
+	return l.conn.Send(Message{Type: MsgConfig, Config: &cfg})
+}
+
+// Results reads the probe results until init says it is done. An error
+// message from init, or the connection closing first, is an error.
+func (l *Launcher) Results(ctx context.Context) ([]Result, error) {
+	var out []Result
+	for {
+		m, err := l.recv(ctx, MsgResult, MsgProbesDone)
+		if err != nil {
+			return out, err
+		}
+		if m.Type == MsgProbesDone {
+			return out, nil
+		}
+		out = append(out, *m.Result)
+	}
+}
+
+// Go tells init to start the agent (only when InitConfig.WaitGo was set).
+func (l *Launcher) Go() error { return l.conn.Send(Message{Type: MsgGo}) }
+
+// Abort tells init to exit with ExitInitFailed without starting the agent.
+func (l *Launcher) Abort(reason string) error {
+	return l.conn.Send(Message{Type: MsgAbort, Reason: reason})
+}
+
+// Started waits for init to report the agent running.
+func (l *Launcher) Started(ctx context.Context) (Started, error) {
+	m, err := l.recv(ctx, MsgStarted)
+	if err != nil {
+		return Started{}, err
+	}
+	s := Started{PID: m.PID}
+	if m.Landlock != nil {
+		s.Landlock = *m.Landlock
+	}
+	return s, nil
+}
+
+// Wait waits for the agent's exit code as init reports it.
+func (l *Launcher) Wait(ctx context.Context) (int, error) {
+	m, err := l.recv(ctx, MsgExit)
+	if err != nil {
+		return 0, err
+	}
+	return *m.Code, nil
+}
+
+// Close closes the launcher's end; init then sees EOF.
+func (l *Launcher) Close() error { return l.conn.Close() }
+
+// recv reads one message of the wanted types; init's error message is
+// returned as an InitError.
+func (l *Launcher) recv(ctx context.Context, want ...string) (Message, error) {
+	m, err := l.conn.Recv(ctx)
+	if err != nil {
+		return m, fmt.Errorf("read from init: %w", err)
+	}
+	if m.Type == MsgError {
+		return m, &InitError{Reason: m.Reason}
+	}
+	for _, w := range want {
+		if m.Type == w && (w != MsgResult || m.Result != nil) && (w != MsgExit || m.Code != nil) {
+			return m, nil
+		}
+	}
+	return m, fmt.Errorf("init protocol: got %q, want one of %v", m.Type, want)
+}
+
+// InitError is a failure init reported before starting the agent.
+type InitError struct{ Reason string }
+
+func (e *InitError) Error() string { return "agentbox-init: " + e.Reason }
