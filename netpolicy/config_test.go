@@ -1,0 +1,115 @@
+package netpolicy
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+// TestParseConfigErrors: every bad config names the file, the line and the
+// field; the golden files hold the exact messages.
+func TestParseConfigErrors(t *testing.T) {
+	for _, name := range []string{"unknown-key", "bad-values", "bad-type", "two-docs", "empty"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("testdata", "config", name+".yaml")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = ParseConfig(name+".yaml", b)
+			if err == nil {
+				t.Fatal("ParseConfig accepted it")
+			}
+			golden(t, filepath.Join("testdata", "config", name+".err"), err.Error()+"\n")
+		})
+	}
+}
+
+func TestParseConfigGood(t *testing.T) {
+	cfg, err := LoadConfig(filepath.Join("testdata", "config", "good.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		RunID: "standalone-1", Listen: "tcp:127.0.0.1:8787", TokenFile: "/run/secrets/agentbox-token",
+		Upstreams: map[string]Upstream{
+			"openai": {KeyFile: "/run/secrets/openai-key"},
+			"local":  {URL: "http://127.0.0.1:8080/v1", Models: []string{"qwen2.5-coder"}},
+		},
+		Allow:   []string{"github.com:443", "*.npmjs.org:443"},
+		LogFile: "/var/log/agentbox/gateway.jsonl",
+		Limits:  Limits{MaxConns: 32, IdleTimeout: Duration(2 * time.Minute), HeaderTimeout: Duration(5 * time.Second)},
+	}
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	// The struct round-trips through JSON, the form a child process gets.
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseConfig("roundtrip.json", b)
+	if err != nil {
+		t.Fatalf("re-reading %s: %v", b, err)
+	}
+	if diff := cmp.Diff(cfg, back); diff != "" {
+		t.Errorf("JSON round trip (-want +got):\n%s", diff)
+	}
+	if _, err := LoadConfig(filepath.Join("testdata", "config", "good.json")); err != nil {
+		t.Errorf("good.json: %v", err)
+	}
+}
+
+func TestTokenNeverSerialised(t *testing.T) {
+	b, err := json.Marshal(Config{Token: "agentbox-gw-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "secret") {
+		t.Errorf("the token was serialised: %s", b)
+	}
+}
+
+func TestParseUpstreamFlag(t *testing.T) {
+	n, u, err := ParseUpstreamFlag("openai=http://127.0.0.1:8080")
+	if err != nil || n != "openai" || u != "http://127.0.0.1:8080" {
+		t.Errorf("ParseUpstreamFlag = %q %q %v", n, u, err)
+	}
+	for _, bad := range []string{"openai", "=http://x", "openai=", "Open=http://x", "openai=file:///etc/passwd",
+		"openai=http://user:pw@x", "openai=http://x/?key=1", "openai=http://127.1.2.3.4/"} {
+		if _, _, err := ParseUpstreamFlag(bad); err == nil {
+			t.Errorf("ParseUpstreamFlag(%q) accepted it", bad)
+		}
+	}
+	var c Config
+	c.SetUpstreamURL("openai", "http://127.0.0.1:8080")
+	if c.Upstreams["openai"].URL != "http://127.0.0.1:8080" {
+		t.Errorf("SetUpstreamURL: %+v", c.Upstreams)
+	}
+}
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
