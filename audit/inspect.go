@@ -150,7 +150,7 @@ func fromInspect(d *inspectDoc, source string) Container {
 	}
 	c.Mounts = inspectMounts(d)
 	inspectLimits(h, &c)
-	inspectCaps(d, &c)
+	inspectCaps(d, &c, source)
 	inspectSecurity(h.SecurityOpt, &c)
 	if d.ProcessLabel != "" {
 		c.SELinux = append(c.SELinux, d.ProcessLabel)
@@ -221,7 +221,7 @@ func inspectLimits(h *inspectHost, c *Container) {
 	}
 }
 
-func inspectCaps(d *inspectDoc, c *Container) {
+func inspectCaps(d *inspectDoc, c *Container, source string) {
 	for _, x := range d.HostConfig.CapAdd {
 		c.CapAdd = append(c.CapAdd, NormalizeCap(x))
 	}
@@ -233,7 +233,19 @@ func inspectCaps(d *inspectDoc, c *Container) {
 		c.Caps = unionCaps(d.EffectiveCaps, d.BoundingCaps)
 		return
 	}
-	c.Caps = EffectiveCaps(DefaultCaps, c.CapAdd, c.CapDrop, c.Privileged)
+	defaults := DefaultCaps
+	if source == "podman" {
+		defaults = PodmanDefaultCaps
+	}
+	c.Caps = EffectiveCaps(defaults, c.CapAdd, c.CapDrop, c.Privileged)
+}
+
+// PodmanDefaultCaps is the capability set podman (4 and later) gives a
+// container.
+var PodmanDefaultCaps = []string{
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
+	"CAP_NET_BIND_SERVICE", "CAP_SETFCAP", "CAP_SETGID", "CAP_SETPCAP",
+	"CAP_SETUID", "CAP_SYS_CHROOT",
 }
 
 // AllCaps is every capability Linux defines (up to 6.x).

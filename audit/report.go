@@ -167,3 +167,5 @@ func sortFindings(fs []Finding) {
 		return a.Subject < b.Subject
 	})
 }
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,254 @@
+package audit
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/types"
+	"gopkg.in/yaml.v3"
+)
+
+// composeKeys are the service keys whose lines findings point at.
+var composeKeys = []string{
+	"privileged", "cap_add", "cap_drop", "network_mode", "networks", "user",
+	"security_opt", "read_only", "pid", "ipc", "uts", "userns_mode", "devices",
+	"device_cgroup_rules", "sysctls", "mem_limit", "pids_limit", "command",
+	"entrypoint", "use_api_socket", "deploy",
+}
+
+// fromService normalises one compose service.
+func fromService(p *types.Project, s types.ServiceConfig, loc *locator) Container {
+	c := Container{
+		Name: s.Name, Source: "compose", Image: s.Image, User: s.User,
+		Privileged: s.Privileged, ReadOnlyRoot: s.ReadOnly, APISocket: s.UseAPISocket,
+		PidMode: s.Pid, IpcMode: s.Ipc, UTSMode: s.Uts, Sysctls: map[string]string(s.Sysctls),
+		DeviceRules: s.DeviceCgroupRules, ProcMounted: true,
+		Entrypoint: s.Entrypoint, Command: s.Command,
+	}
+	sl := loc.serviceLocation(s.Name)
+	c.File, c.Line = sl.File, sl.Line
+	c.KeyLines = map[string]Location{}
+	for _, k := range composeKeys {
+		if l, ok := loc.key(s.Name, k); ok {
+			c.KeyLines[k] = l
+		}
+	}
+	if _, ok := c.KeyLines["mem_limit"]; !ok {
+		if d, ok := c.KeyLines["deploy"]; ok {
+			c.KeyLines["mem_limit"] = d
+		}
+	}
+	if _, ok := c.KeyLines["command"]; !ok {
+		if l, ok := c.KeyLines["entrypoint"]; ok {
+			c.KeyLines["command"] = l
+		}
+	}
+	c.Mounts = composeMounts(p, s, loc)
+	c.Env = composeEnv(s, loc)
+	composeCaps(s, &c)
+	inspectSecurity(resolveSeccompPaths(s.SecurityOpt, p.WorkingDir), &c)
+	c.UserNS = usernsMode(s.UserNSMode)
+	composeLimits(s, &c)
+	composeDevices(s, &c)
+	composeNetworks(p, s, &c, 0)
+	return c
+}
+
+func orLocation(l, d Location) Location {
+	if l.Line > 0 {
+		return l
+	}
+	return d
+}
+
+func composeCaps(s types.ServiceConfig, c *Container) {
+	for _, x := range s.CapAdd {
+		c.CapAdd = append(c.CapAdd, NormalizeCap(x))
+	}
+	for _, x := range s.CapDrop {
+		c.CapDrop = append(c.CapDrop, NormalizeCap(x))
+	}
+	c.Caps, c.CapsKnown = EffectiveCaps(DefaultCaps, c.CapAdd, c.CapDrop, c.Privileged), true
+}
+
+// resolveSeccompPaths makes a relative seccomp=FILE relative to the project
+// directory, as docker compose reads it.
+func resolveSeccompPaths(opts []string, wd string) []string {
+	out := make([]string, len(opts))
+	for i, o := range opts {
+		k, v := splitSecurityOpt(o)
+		if k == "seccomp" && v != "unconfined" && !strings.HasPrefix(strings.TrimSpace(v), "{") && !filepath.IsAbs(v) {
+			o = "seccomp=" + filepath.Join(wd, v)
+		}
+		out[i] = o
+	}
+	return out
+}
+
+func composeLimits(s types.ServiceConfig, c *Container) {
+	c.MemoryLimit, c.PidsLimit, c.CPULimit = int64(s.MemLimit), s.PidsLimit, float64(s.CPUS)
+	if s.Deploy == nil || s.Deploy.Resources.Limits == nil {
+		return
+	}
+	l := s.Deploy.Resources.Limits
+	if c.MemoryLimit <= 0 {
+		c.MemoryLimit = int64(l.MemoryBytes)
+	}
+	if c.PidsLimit <= 0 {
+		c.PidsLimit = l.Pids
+	}
+	if c.CPULimit <= 0 {
+		c.CPULimit = float64(l.NanoCPUs)
+	}
+}
+
+func composeDevices(s types.ServiceConfig, c *Container) {
+	for _, d := range s.Devices {
+		c.Devices = append(c.Devices, Device{Host: d.Source, Container: d.Target, Permissions: d.Permissions})
+	}
+	reqs := append([]types.DeviceRequest(nil), s.Gpus...)
+	if s.Deploy != nil && s.Deploy.Resources.Reservations != nil {
+		reqs = append(reqs, s.Deploy.Resources.Reservations.Devices...)
+	}
+	for _, r := range reqs {
+		c.Devices = append(c.Devices, Device{Host: "device request " + orDefault(r.Driver, strings.Join(r.Capabilities, ","))})
+	}
+}
+
+// composeMounts reads volumes, tmpfs and volumes_from. A named volume whose
+// local driver binds a host directory (driver_opts o: bind, device: PATH)
+// is the bind it is.
+func composeMounts(p *types.Project, s types.ServiceConfig, loc *locator) []Mount {
+	var out []Mount
+	for _, v := range s.Volumes {
+		m := Mount{Type: v.Type, Source: v.Source, Destination: v.Target, ReadOnly: v.ReadOnly}
+		if v.Type == types.VolumeTypeVolume {
+			if dev := bindDevice(p, v.Source); dev != "" {
+				m.Type, m.Source = "bind", dev
+			}
+		}
+		m.Location = mountLocation(loc, s.Name, v.Target)
+		out = append(out, m)
+	}
+	for _, t := range s.Tmpfs {
+		dst, _, _ := strings.Cut(t, ":")
+		out = append(out, Mount{Type: "tmpfs", Destination: dst})
+	}
+	for _, from := range s.VolumesFrom {
+		name, mode, _ := strings.Cut(from, ":")
+		peer, ok := p.Services[name]
+		if !ok || name == s.Name {
+			continue
+		}
+		l, _ := loc.key(s.Name, "volumes_from")
+		for _, m := range composeMounts(p, types.ServiceConfig{Name: peer.Name, ContainerSpec: types.ContainerSpec{Volumes: peer.Volumes}}, loc) {
+			m.ReadOnly = m.ReadOnly || mode == "ro"
+			m.Location = orLocation(l, m.Location)
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func bindDevice(p *types.Project, name string) string {
+	v, ok := p.Volumes[name]
+	if !ok || bool(v.External) {
+		return ""
+	}
+	if strings.Contains(v.DriverOpts["o"], "bind") && strings.HasPrefix(v.DriverOpts["device"], "/") {
+		return v.DriverOpts["device"]
+	}
+	return ""
+}
+
+// mountLocation finds the volumes entry whose target is dst.
+func mountLocation(loc *locator, svc, dst string) Location {
+	l, ok := loc.item(svc, "volumes", func(_, v *yaml.Node) bool {
+		if v.Kind == yaml.MappingNode {
+			return scalar(lookupValue(v, "target")) == dst
+		}
+		parts := strings.Split(v.Value, ":")
+		if len(parts) == 1 {
+			return parts[0] == dst
+		}
+		return parts[1] == dst
+	})
+	if !ok {
+		l, _ = loc.key(svc, "volumes")
+	}
+	return l
+}
+
+// composeEnv reads the resolved environment (environment: and env_file:).
+// A variable without a value is passed through from whoever runs compose.
+func composeEnv(s types.ServiceConfig, loc *locator) []EnvVar {
+	var out []EnvVar
+	for _, name := range sortedKeys(s.Environment) {
+		v := s.Environment[name]
+		e := EnvVar{Name: name, FromHost: v == nil}
+		if v != nil {
+			e.Value = *v
+		}
+		e.Location = envLocation(loc, s, name)
+		out = append(out, e)
+	}
+	return out
+}
+
+func envLocation(loc *locator, s types.ServiceConfig, name string) Location {
+	l, ok := loc.item(s.Name, "environment", func(k, v *yaml.Node) bool {
+		if k != nil {
+			return k.Value == name
+		}
+		n, _, _ := strings.Cut(v.Value, "=")
+		return n == name
+	})
+	if ok {
+		return l
+	}
+	for i := len(s.EnvFiles) - 1; i >= 0; i-- {
+		if n := readEnvFileLine(s.EnvFiles[i].Path, name); n > 0 {
+			return Location{File: s.EnvFiles[i].Path, Line: n}
+		}
+	}
+	if l, ok := loc.key(s.Name, "env_file"); ok {
+		return l
+	}
+	return loc.serviceLocation(s.Name)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	return keys
+}
+
+// composeNetworks reads network_mode and networks; service:X takes X's.
+func composeNetworks(p *types.Project, s types.ServiceConfig, c *Container, depth int) {
+	mode := s.NetworkMode
+	if peer, ok := strings.CutPrefix(mode, "service:"); ok && depth < 8 {
+		if ps, ok := p.Services[peer]; ok {
+			composeNetworks(p, ps, c, depth+1)
+			if c.NetworkMode != "host" && c.NetworkMode != "none" {
+				c.NetworkMode = mode
+			}
+			return
+		}
+	}
+	c.NetworkMode = mode
+	for _, name := range sortedKeys(s.Networks) {
+		n := Network{Name: name, Internal: No}
+		if cfg, ok := p.Networks[name]; ok {
+			switch {
+			case bool(cfg.External):
+				n.Internal, n.External, n.Why = Unknown, true, "external network: its internal flag is set where it was created; audit a running container to read it"
+			case cfg.Internal:
+				n.Internal = Yes
+			}
+		}
+		c.Networks = append(c.Networks, n)
+	}
+}
