@@ -86,6 +86,8 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		if commands[n].summary != "" { // internal commands have none
+			fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		}
 	}
 }

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/host"
+	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/seccomp/profiles"
+	"github.com/agentbox/agentbox/spec"
+)
+
+// launch carries one sandbox through the pipeline of DESIGN.md §3. Each
+// method is one named step; run.go and spec.go call them in order.
+type launch struct {
+	io    stdio
+	flags policyFlags
+	argv  []string
+	json  bool
+
+	runID  string
+	dirs   dirs
+	policy policy.Policy
+	host   policy.Host
+	ids    idAllocation
+	plan   *policy.Plan
+	spec   *specs.Spec
+	runDir *engine.RunDir
+	rt     engine.Runtime
+	meta   engine.Meta
+	grant  *engine.Grant
+	sess   *engine.Session
+	rec    ledger.Record
+}
+
+// stepError is a failed step with the exit code it maps to.
+type stepError struct {
+	step string
+	code int
+	err  error
+}
+
+func (e *stepError) Error() string { return e.step + ": " + e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// step runs fn and classifies its error: bad input is exit 2, a refused
+// boundary 3, anything the host could not do 4.
+func step(name string, fn func() error) error {
+	err := fn()
+	if err == nil {
+		return nil
+	}
+	code := exitHost
+	var in *policy.InputError
+	var ref *refusal
+	switch {
+	case errors.As(err, &in):
+		code = exitUsage
+	case errors.As(err, &ref):
+		code = exitRefused
+	}
+	return &stepError{step: name, code: code, err: err}
+}
+
+// refusal is a boundary the launch will not hand over.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
+func (l *launch) loadPolicy() error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	l.policy, err = l.flags.load(cwd)
+	return err
+}
+
+func (l *launch) captureHost() error {
+	h, err := host.Capture()
+	if err != nil {
+		return err
+	}
+	l.host = h
+	if l.dirs, err = findDirs(l.io.Getenv); err != nil {
+		return err
+	}
+	return l.dirs.ensure()
+}
+
+func (l *launch) createRunDir() error {
+	l.runID = ledger.NewRunID()
+	d, err := engine.CreateRunDir(l.dirs.runRoot, l.runID)
+	if err != nil {
+		return err
+	}
+	l.runDir = d
+	l.meta = engine.Meta{RunID: l.runID, LauncherPid: os.Getpid(), Started: time.Now().UTC(), Command: l.argv}
+	return l.runDir.WriteMeta(l.meta)
+}
+
+func (l *launch) resolvePlan() error {
+	bundle := filepath.Join(os.TempDir(), "agentbox-bundle")
+	if l.runDir != nil {
+		bundle = l.runDir.Bundle()
+	}
+	plan, err := policy.Resolve(l.policy, l.argv, l.host, bundle)
+	if err != nil {
+		return err
+	}
+	l.plan = plan
+	return nil
+}
+
+func (l *launch) render() error {
+	sc, err := profiles.Default().NativeOCI()
+	if err != nil {
+		return err
+	}
+	self, err := hookBinary(l.dirs.runRoot)
+	if err != nil {
+		return err
+	}
+	x := spec.Extras{Seccomp: sc, LoopbackHook: []string{self, "hook", "lo-up"}}
+	if !l.plan.Identity.Rootless {
+		x.CgroupsPath = "/agentbox/" + l.runIDOrPlaceholder()
+	}
+	s, err := spec.FromPlan(l.plan, x)
+	if err != nil {
+		return err
+	}
+	l.spec = s
+	return nil
+}
+
+// runIDOrPlaceholder names the cgroup; `agentbox spec` runs nothing and
+// has no run id, so its config shows where a run's cgroup would go.
+func (l *launch) runIDOrPlaceholder() string {
+	if l.runID == "" {
+		return "RUN_ID"
+	}
+	return l.runID
+}
+
+func (l *launch) writeBundle() error {
+	l.rt = engine.Runtime{Name: l.plan.Runtime.Name, Path: l.plan.Runtime.Path, Root: l.dirs.runtimeRoot(l.plan.Runtime.Name)}
+	l.meta.Runtime = l.rt
+	if l.spec.Linux != nil {
+		l.meta.Cgroup = l.spec.Linux.CgroupsPath
+	}
+	if err := l.runDir.WriteMeta(l.meta); err != nil {
+		return err
+	}
+	return engine.WriteBundle(l.runDir.Bundle(), l.spec, l.plan.Rootfs)
+}
+
+// grantWorkspace hands a root-owned workspace to the agent's unprivileged
+// host uid for the run (see engine.Grant); the grant is in meta.json
+// before it touches a file, so a crash leaves enough to revoke it.
+func (l *launch) grantWorkspace() error {
+	id := l.plan.Identity
+	if !id.GrantWorkspace {
+		return nil
+	}
+	uid, _ := id.AgentHostUID()
+	gid, _ := id.AgentHostGID()
+	owner, err := l.host.FS.Stat(l.plan.Workspace)
+	if err != nil {
+		return err
+	}
+	l.grant = &engine.Grant{Workspace: l.plan.Workspace, UID: uid, GID: gid, OwnerUID: owner.UID, OwnerGID: owner.GID}
+	l.meta.Grant = l.grant
+	if err := l.runDir.WriteMeta(l.meta); err != nil {
+		return err
+	}
+	return l.grant.Apply()
+}
+
+func (l *launch) create(ctx context.Context) error {
+	if err := engine.BecomeSubreaper(); err != nil {
+		return err
+	}
+	in, out, errf := stdFiles(l.io)
+	l.sess = &engine.Session{
+		Runtime: l.rt, ID: l.runID, Bundle: l.runDir.Bundle(),
+		ConsoleSocket: l.runDir.File("console.sock"), Terminal: l.plan.Terminal,
+		In: in, Out: out, Err: errf,
+	}
+	pid, err := l.sess.Create(ctx)
+	if err != nil {
+		return err
+	}
+	l.meta.InitPid = pid
+	if ns, err := engine.NamespaceInode(pid, "pid"); err == nil {
+		l.meta.PidNS = ns
+	}
+	return l.runDir.WriteMeta(l.meta)
+}
+
+// stdFiles returns the launcher's own streams: a sandbox without a terminal
+// inherits them directly, with no copying in between.
+func stdFiles(io stdio) (in, out, errf *os.File) {
+	in, out, errf = os.Stdin, os.Stdout, os.Stderr
+	if f, ok := io.In.(*os.File); ok {
+		in = f
+	}
+	if f, ok := io.Out.(*os.File); ok {
+		out = f
+	}
+	if f, ok := io.Err.(*os.File); ok {
+		errf = f
+	}
+	return in, out, errf
+}
+
+// teardown takes everything of the run down and verifies it, whatever
+// state the run reached.
+func (l *launch) teardown() *ledger.Teardown {
+	if l.runDir == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rec := cleanRun(ctx, l.dirs, l.runDir, l.meta)
+	return &rec
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentbox/agentbox/policy"
+)
+
+// policyFlags are the flags that fill a policy.Policy, shared by every
+// subcommand that builds a sandbox (run, spec, selftest).
+type policyFlags struct {
+	file      string
+	workspace string
+	ro, rw    []string
+	env       []string
+	memory    string
+	pids      int64
+	cpuWeight uint64
+	runtime   string
+	rootfs    string
+	accept    []string
+}
+
+func (f *policyFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.file, "policy", "", "policy file (default: WORKSPACE/agentbox.yaml when it exists)")
+	fs.StringVarP(&f.workspace, "workspace", "w", "", "project directory, bound read-write (default: current directory)")
+	fs.StringArrayVar(&f.ro, "ro-bind", nil, "extra host path bound read-only (repeatable)")
+	fs.StringArrayVar(&f.rw, "rw-bind", nil, "extra host path bound read-write (repeatable; the audit reports it)")
+	fs.StringArrayVar(&f.env, "env", nil, "environment variable NAME (or PREFIX*) passed through (repeatable)")
+	fs.StringVar(&f.memory, "memory", "", "memory limit (default 4GiB)")
+	fs.Int64Var(&f.pids, "pids", 0, "process limit (default 512)")
+	fs.Uint64Var(&f.cpuWeight, "cpu-weight", 0, "CPU weight 1-10000 (default 100)")
+	fs.StringVar(&f.runtime, "runtime", "", "OCI runtime: runc, crun, runsc or a path (default runc)")
+	fs.StringVar(&f.rootfs, "rootfs", "", "unpacked image root to use instead of the host's system directories")
+	fs.StringArrayVar(&f.accept, "accept", nil, "accept an audit finding: CODE=reason (repeatable)")
+}
+
+// load reads the policy file, merges the flags over it and validates the
+// result. Errors are *policy.InputError with the file and line.
+func (f *policyFlags) load(cwd string) (policy.Policy, error) {
+	file, src, err := f.loadFile(cwd)
+	if err != nil {
+		return policy.Policy{}, err
+	}
+	if err := policy.Validate(file, src); err != nil {
+		return policy.Policy{}, err
+	}
+	flags, err := f.policy()
+	if err != nil {
+		return policy.Policy{}, err
+	}
+	if err := policy.Validate(flags, policy.Source{}); err != nil {
+		return policy.Policy{}, err
+	}
+	return file.Merge(flags), nil
+}
+
+func (f *policyFlags) loadFile(cwd string) (policy.Policy, policy.Source, error) {
+	path, explicit := f.file, f.file != ""
+	if !explicit {
+		ws := f.workspace
+		if ws == "" {
+			ws = cwd
+		}
+		path = filepath.Join(ws, policy.FileName)
+	}
+	p, src, err := policy.LoadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !explicit {
+		return policy.Policy{}, policy.Source{}, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return policy.Policy{}, src, &policy.InputError{Field: "--policy", Msg: path + " does not exist", Fix: "check the path"}
+	}
+	if err == nil && p.Workspace != "" && !filepath.IsAbs(p.Workspace) {
+		p.Workspace = filepath.Join(filepath.Dir(path), p.Workspace)
+	}
+	return p, src, err
+}
+
+// policy is the policy the flags alone describe.
+func (f *policyFlags) policy() (policy.Policy, error) {
+	p := policy.Policy{
+		Workspace: f.workspace,
+		Binds:     policy.Binds{ReadOnly: f.ro, ReadWrite: f.rw},
+		Limits:    policy.Limits{Memory: f.memory, Pids: f.pids, CPUWeight: f.cpuWeight},
+		Runtime:   f.runtime,
+		Rootfs:    f.rootfs,
+	}
+	if len(f.env) > 0 {
+		p.Env.Allow = f.env
+	}
+	for _, a := range f.accept {
+		acc, err := policy.ParseAcceptance(a)
+		if err != nil {
+			return policy.Policy{}, &policy.InputError{Msg: err.Error()}
+		}
+		p.Accept = append(p.Accept, acc)
+	}
+	return p, nil
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/ledger"
+)
+
+func init() {
+	register(command{name: "run", summary: "run a command in a verified sandbox around the workspace", run: runRun})
+}
+
+func runRun(ctx context.Context, s stdio, args []string) int {
+	l := &launch{io: s}
+	fs := newFlags(s, "run", "[flags] -- CMD [ARG...]")
+	l.flags.register(fs)
+	fs.BoolVar(&l.json, "json", false, "print the run's evidence as JSON lines on stderr")
+	_, cmd, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(cmd) == 0 {
+		fmt.Fprintln(s.Err, "agentbox run: no command; give one after --, for example: agentbox run -- sh")
+		return exitUsage
+	}
+	l.argv = cmd
+	return l.run(ctx)
+}
+
+// run is the whole pipeline for one sandbox. Whatever happens after the run
+// directory exists, teardown runs and the ledger gets a record.
+func (l *launch) run(ctx context.Context) int {
+	// Signals are handled here from the start, so that Ctrl-C during setup
+	// still ends in teardown, and during the run reaches the agent.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	setupCtx, cancel := cancelOnSignal(ctx, sigs)
+	start := time.Now().UTC()
+	prepared := l.prepare(setupCtx)
+	cancel()
+	if l.runDir == nil {
+		return l.fail(prepared)
+	}
+	exit, runErr := exitHost, prepared
+	if prepared == nil {
+		exit, runErr = l.startAndWait(ctx, sigs)
+	}
+	l.finish(start, exit, runErr)
+	if runErr != nil {
+		return l.fail(runErr)
+	}
+	return exit
+}
+
+// prepare runs every step up to a created, not yet started sandbox.
+func (l *launch) prepare(ctx context.Context) error {
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"policy", l.loadPolicy},
+		{"host", l.captureHost},
+		{"gc", l.collectStale},
+		{"run directory", l.createRunDir},
+		{"ids", func() error { return l.allocateIDs(false) }},
+		{"plan", l.resolvePlan},
+		{"render", l.render},
+		{"bundle", l.writeBundle},
+		{"workspace grant", l.grantWorkspace},
+		{"create", func() error { return l.create(ctx) }},
+	}
+	for _, s := range steps {
+		if ctx.Err() != nil {
+			return step(s.name, func() error { return &refusal{"interrupted before the sandbox started"} })
+		}
+		if err := step(s.name, s.run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *launch) startAndWait(ctx context.Context, sigs <-chan os.Signal) (int, error) {
+	if err := step("start", func() error { return l.sess.Start(ctx) }); err != nil {
+		return exitHost, err
+	}
+	code, err := l.sess.Wait(ctx, sigs, l.plan.Terminal || !engine.ForegroundOfTerminal())
+	if err != nil {
+		return exitHost, step("wait", func() error { return err })
+	}
+	return code, nil
+}
+
+// cancelOnSignal returns a context that ends when a signal arrives during
+// setup; the signal is consumed, since there is no sandbox to forward it to.
+func cancelOnSignal(parent context.Context, sigs <-chan os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-stop:
+		}
+	}()
+	return ctx, func() { close(stop); cancel() }
+}
+
+// collectStale cleans what crashed runs left before this one starts.
+func (l *launch) collectStale() error {
+	recs, err := collectGarbage(context.Background(), l.dirs)
+	for _, r := range recs {
+		fmt.Fprintf(l.io.Err, "agentbox: cleaned stale run %s: %s\n", r.RunID, r.Notes)
+	}
+	if err != nil {
+		fmt.Fprintf(l.io.Err, "agentbox: warning: cleaning stale runs: %v\n", err)
+	}
+	return nil
+}
+
+// finish tears the sandbox down, verifies it, and appends the record.
+func (l *launch) finish(start time.Time, exit int, runErr error) {
+	td := l.teardown()
+	if err := l.releaseIDs(); err != nil {
+		fmt.Fprintf(l.io.Err, "agentbox: warning: %v\n", err)
+	}
+	l.rec = l.record(start, exit, runErr, td)
+	if td != nil && !td.Clean() {
+		fmt.Fprintf(l.io.Err, "agentbox: teardown left residue: %s (run 'agentbox gc')\n", describe(*td))
+	}
+	if err := l.dirs.ledger().Append(l.rec); err != nil {
+		fmt.Fprintf(l.io.Err, "agentbox: warning: ledger: %v\n", err)
+	}
+	if l.json {
+		_ = json.NewEncoder(l.io.Err).Encode(struct {
+			Event  string        `json:"event"`
+			Record ledger.Record `json:"record"`
+		}{"record", l.rec})
+	}
+}
+
+func (l *launch) record(start time.Time, exit int, runErr error, td *ledger.Teardown) ledger.Record {
+	rec := ledger.Record{RunID: l.runID, Kind: ledger.KindRun, Start: start, End: time.Now().UTC(), Command: l.argv, Teardown: td, ExitCode: exit}
+	if l.plan != nil {
+		for _, r := range l.plan.Residuals {
+			rec.Residuals = append(rec.Residuals, ledger.Residual{Code: r.Code, Detail: r.Reason})
+		}
+		rec.Digests.Policy = digestJSON(l.policy)
+	}
+	if l.ids.rootless != nil && l.ids.rootless.Reason != "" {
+		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: "rootless-single-id", Detail: l.ids.rootless.Reason})
+	}
+	if l.spec != nil {
+		rec.Digests.Spec = digestJSON(l.spec)
+		if l.spec.Linux != nil {
+			rec.Digests.Seccomp = digestJSON(l.spec.Linux.Seccomp)
+		}
+	}
+	if runErr != nil {
+		rec.Notes = runErr.Error()
+	}
+	return rec
+}
+
+func digestJSON(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// fail prints a step's error for the user and returns its exit code.
+func (l *launch) fail(err error) int { return l.failAs("run", err) }
+
+func (l *launch) failAs(cmd string, err error) int {
+	fmt.Fprintf(l.io.Err, "agentbox %s: %v\n", cmd, err)
+	var se *stepError
+	if errors.As(err, &se) {
+		return se.code
+	}
+	return exitHost
+}

@@ -1,0 +1,17 @@
+// Package engine runs a rendered bundle on an OCI runtime and takes it down
+// again, provably.
+//
+// The runtimes (runc by default, crun and runsc by choice) are driven
+// through their common command line with agentbox's own --root state
+// directory, so that agentbox's containers never mix with Docker's or
+// Podman's. A sandbox is created, then started: between the two the
+// launcher knows the sandbox's pid. The launcher is the child subreaper of
+// the sandbox's init, so it collects the agent's real exit status.
+//
+// Teardown kills the whole process tree, deletes the runtime state and the
+// bundle, and then checks from the host that nothing of the run survives:
+// no process in the sandbox's pid namespace or cgroup, no mount under the
+// run directory, no runtime state, no socket. The result is a
+// TeardownRecord for the ledger. A run directory whose launcher died is
+// found by FindStale and cleaned the same way.
+package engine

@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ErrNotFound is returned when the runtime knows no container of that id.
+var ErrNotFound = errors.New("container not found")
+
+// Runtime is an OCI runtime driven through its command line (runc, crun and
+// runsc share it), with its own state directory.
+type Runtime struct {
+	// Name is runc, crun, runsc or the base name of a custom runtime.
+	Name string
+	// Path is the runtime binary.
+	Path string
+	// Root is the runtime's state directory (--root); agentbox keeps its
+	// own so that its containers never mix with other engines'.
+	Root string
+}
+
+// Stdio are the streams given to the sandbox's first process when it has
+// no terminal. They are files so that the sandbox inherits them directly:
+// a pipe copied by this process would keep the runtime's create command
+// waiting for the sandbox to close it.
+type Stdio struct {
+	In       *os.File
+	Out, Err *os.File
+}
+
+// CreateOptions configure Create.
+type CreateOptions struct {
+	// ConsoleSocket is a unix socket path on which the runtime sends the
+	// pty master when the spec asks for a terminal; empty otherwise.
+	ConsoleSocket string
+	// Stdio are the streams of a sandbox without a terminal.
+	Stdio Stdio
+	// ExtraFiles are passed to the sandbox's first process as fds 3, 4, …
+	ExtraFiles []*os.File
+}
+
+// State is what the runtime reports of a container.
+type State struct {
+	ID     string `json:"id"`
+	Pid    int    `json:"pid"`
+	Status string `json:"status"`
+	Bundle string `json:"bundle"`
+}
+
+func (r Runtime) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, r.Path, append([]string{"--root", r.Root}, args...)...)
+	cmd.Env = runtimeEnv()
+	return cmd
+}
+
+// runtimeEnv is the environment of runtime invocations: enough to work, and
+// nothing of the caller's secrets (a runtime passes none to the sandbox, but
+// it has no business holding them either).
+func runtimeEnv() []string {
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	if v, ok := os.LookupEnv("XDG_RUNTIME_DIR"); ok {
+		env = append(env, "XDG_RUNTIME_DIR="+v)
+	}
+	return env
+}
+
+// Create sets the sandbox up without starting the command and returns the
+// pid of its first process. The caller should be a child subreaper
+// (BecomeSubreaper) to collect that process's exit status later.
+func (r Runtime) Create(ctx context.Context, id, bundle string, o CreateOptions) (int, error) {
+	pidFile := filepath.Join(bundle, "init.pid")
+	logFile := filepath.Join(bundle, "runtime.log")
+	args := []string{"--log", logFile, "--log-format", "json", "create", "--bundle", bundle, "--pid-file", pidFile}
+	if o.ConsoleSocket != "" {
+		args = append(args, "--console-socket", o.ConsoleSocket)
+	}
+	if n := len(o.ExtraFiles); n > 0 {
+		args = append(args, "--preserve-fds", strconv.Itoa(n))
+	}
+	cmd := r.command(ctx, append(args, id)...)
+	setStdio(cmd, o.Stdio)
+	cmd.ExtraFiles = o.ExtraFiles
+	if err := cmd.Run(); err != nil {
+		return 0, r.cmdError("create", err, logErrors(logFile))
+	}
+	return readPid(pidFile)
+}
+
+// setStdio hands the files to the command; a nil file stays a nil
+// interface (the command then gets /dev/null).
+func setStdio(cmd *exec.Cmd, s Stdio) {
+	if s.In != nil {
+		cmd.Stdin = s.In
+	}
+	if s.Out != nil {
+		cmd.Stdout = s.Out
+	}
+	if s.Err != nil {
+		cmd.Stderr = s.Err
+	}
+}
+
+// logErrors returns the messages of the error lines of a runtime's JSON
+// log ({"level":"error","msg":…}), which is where runc and crun report why
+// create failed.
+func logErrors(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var msgs []string
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var e struct{ Level, Msg string }
+		if json.Unmarshal(line, &e) == nil && (e.Level == "error" || e.Level == "fatal") && e.Msg != "" {
+			msgs = append(msgs, e.Msg)
+		}
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func readPid(path string) (int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read pid file: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("pid file %s: bad pid %q", path, data)
+	}
+	return pid, nil
+}
+
+// Start runs the command of a created sandbox.
+func (r Runtime) Start(ctx context.Context, id string) error {
+	return r.run(ctx, "start", id)
+}
+
+// Kill sends sig to the sandbox's first process, or to all of its
+// processes when all is true.
+func (r Runtime) Kill(ctx context.Context, id string, sig syscall.Signal, all bool) error {
+	args := []string{"kill"}
+	if all {
+		args = append(args, "--all")
+	}
+	return r.run(ctx, append(args, id, strconv.Itoa(int(sig)))...)
+}
+
+// Delete removes the sandbox's runtime state; force kills it first.
+func (r Runtime) Delete(ctx context.Context, id string, force bool) error {
+	args := []string{"delete"}
+	if force {
+		args = append(args, "--force")
+	}
+	return r.run(ctx, append(args, id)...)
+}
+
+// State reports a container, or ErrNotFound.
+func (r Runtime) State(ctx context.Context, id string) (State, error) {
+	out, err := r.output(ctx, "state", id)
+	if err != nil {
+		return State{}, err
+	}
+	var s State
+	if err := json.Unmarshal(out, &s); err != nil {
+		return State{}, fmt.Errorf("%s state: %w", r.Name, err)
+	}
+	return s, nil
+}
+
+// List reports every container in this runtime's state directory.
+func (r Runtime) List(ctx context.Context) ([]State, error) {
+	out, err := r.output(ctx, "list", "--format", "json")
+	if err != nil {
+		return nil, err
+	}
+	var states []State
+	if t := bytes.TrimSpace(out); len(t) == 0 || string(t) == "null" {
+		return nil, nil
+	}
+	if err := json.Unmarshal(out, &states); err != nil {
+		return nil, fmt.Errorf("%s list: %w", r.Name, err)
+	}
+	return states, nil
+}
+
+func (r Runtime) run(ctx context.Context, args ...string) error {
+	_, err := r.output(ctx, args...)
+	return err
+}
+
+func (r Runtime) output(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := r.command(ctx, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, r.cmdError(args[0], err, stderr.String())
+	}
+	return out, nil
+}
+
+// cmdError turns a failed runtime invocation into an error carrying the
+// runtime's own message; "does not exist" becomes ErrNotFound.
+func (r Runtime) cmdError(verb string, err error, stderr string) error {
+	msg := runtimeMessage(stderr)
+	lower := strings.ToLower(msg)
+	notFound := strings.Contains(lower, "does not exist") || strings.Contains(lower, "not found") || strings.Contains(lower, "no such file")
+	if notFound && (verb == "state" || verb == "delete" || verb == "kill") {
+		return fmt.Errorf("%s %s: %s: %w", r.Name, verb, msg, ErrNotFound)
+	}
+	if msg == "" {
+		return fmt.Errorf("%s %s: %w", r.Name, verb, err)
+	}
+	return fmt.Errorf("%s %s: %s", r.Name, verb, msg)
+}
+
+// runtimeMessage extracts the message of runc's logfmt error lines
+// (time=… level=error msg="…"), or returns the text trimmed.
+func runtimeMessage(stderr string) string {
+	var msgs []string
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if i := strings.Index(line, `msg="`); i >= 0 {
+			if s, err := strconv.Unquote(line[i+4:]); err == nil {
+				msgs = append(msgs, s)
+				continue
+			}
+		}
+		if l := strings.TrimSpace(line); l != "" {
+			msgs = append(msgs, l)
+		}
+	}
+	return strings.Join(msgs, "; ")
+}

@@ -1,0 +1,5 @@
+package engine
+
+import "syscall"
+
+const syscallNoFollow = syscall.O_NOFOLLOW

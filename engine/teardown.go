@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TeardownRecord is what teardown found and did (DESIGN.md §5).
+type TeardownRecord struct {
+	SurvivingPids   []int    `json:"surviving_pids"`
+	RemainingMounts []string `json:"remaining_mounts"`
+	RuntimeState    string   `json:"runtime_state"` // "gone", or what is left
+	OpenSockets     []string `json:"open_sockets"`
+	CgroupLeft      []string `json:"cgroup_left,omitempty"`
+	// Decision is "clean" when nothing of the run survives, else "residue".
+	Decision string   `json:"decision"`
+	Errors   []string `json:"errors,omitempty"`
+}
+
+// Clean reports whether teardown left nothing behind.
+func (t TeardownRecord) Clean() bool { return t.Decision == "clean" }
+
+// Target is what teardown needs to find a run's remains.
+type Target struct {
+	ID      string
+	Runtime Runtime
+	RunDir  string
+	PidNS   uint64 // inode of the sandbox's pid namespace, 0 if unknown
+	Cgroup  string // cgroups path given to the runtime, "" if none
+}
+
+// Teardown kills every process of the sandbox, deletes the runtime state,
+// runs the cleanups (undoing what the run did outside its directory), removes
+// the run directory, and then verifies from the host that nothing survives.
+// When a cleanup fails, the run directory is kept, so that a later gc finds
+// the run again. It is safe to call on a run in any state, including one
+// whose container was never created.
+func Teardown(ctx context.Context, t Target, cleanups ...func() error) TeardownRecord {
+	var rec TeardownRecord
+	note := func(err error) {
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			rec.Errors = append(rec.Errors, err.Error())
+		}
+	}
+	if t.Runtime.Path != "" {
+		note(t.Runtime.Kill(ctx, t.ID, syscall.SIGKILL, true))
+		note(t.Runtime.Delete(ctx, t.ID, true))
+	}
+	rec.SurvivingPids = waitGone(ctx, t.PidNS, 2*time.Second)
+	for _, pid := range rec.SurvivingPids {
+		note(unix.Kill(pid, unix.SIGKILL))
+	}
+	rec.SurvivingPids = waitGone(ctx, t.PidNS, time.Second)
+	rec.CgroupLeft = removeCgroups(t.Cgroup)
+	failed := false
+	for _, c := range cleanups {
+		if err := c(); err != nil {
+			note(err)
+			failed = true
+		}
+	}
+	if failed {
+		rec.Decision = "residue"
+		rec.RuntimeState = runtimeState(ctx, t)
+		rec.Errors = append(rec.Errors, "run directory "+t.RunDir+" kept for a later 'agentbox gc'")
+		return rec
+	}
+	note(removeRunDir(t.RunDir))
+	rec.RuntimeState = runtimeState(ctx, t)
+	rec.RemainingMounts = mountsUnder(t.RunDir)
+	rec.OpenSockets = socketsUnder(t.RunDir)
+	rec.Decision = "clean"
+	if len(rec.SurvivingPids)+len(rec.RemainingMounts)+len(rec.OpenSockets)+len(rec.CgroupLeft) > 0 || rec.RuntimeState != "gone" {
+		rec.Decision = "residue"
+	}
+	return rec
+}
+
+// waitGone polls until no process is in pid namespace ns, or timeout, and
+// returns the survivors.
+func waitGone(ctx context.Context, ns uint64, timeout time.Duration) []int {
+	if ns == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		pids := PidsInNamespace(ns)
+		if len(pids) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return pids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// PidsInNamespace lists the host pids of processes in the pid namespace
+// with inode ns.
+func PidsInNamespace(ns uint64) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ino, err := NamespaceInode(pid, "pid"); err == nil && ino == ns {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// NamespaceInode returns the inode of /proc/pid/ns/kind.
+func NamespaceInode(pid int, kind string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(fmt.Sprintf("/proc/%d/ns/%s", pid, kind), &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// removeCgroups removes the run's (empty) cgroup directories that the
+// runtime left, and returns those that could not be removed.
+func removeCgroups(path string) []string {
+	if path == "" {
+		return nil
+	}
+	var left []string
+	for _, dir := range cgroupDirs(path) {
+		if err := unix.Rmdir(dir); err != nil && !errors.Is(err, unix.ENOENT) {
+			left = append(left, dir)
+		}
+	}
+	return left
+}
+
+// cgroupDirs lists where path lives: the unified hierarchy and each v1
+// controller mounted under /sys/fs/cgroup.
+func cgroupDirs(path string) []string {
+	base := "/sys/fs/cgroup"
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(base, "cgroup.controllers")); err == nil {
+		return []string{filepath.Join(base, path)}
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, filepath.Join(base, e.Name(), path))
+		}
+	}
+	return out
+}
+
+func removeRunDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove run directory: %w", err)
+	}
+	return nil
+}
+
+func runtimeState(ctx context.Context, t Target) string {
+	if t.Runtime.Path == "" {
+		return "gone"
+	}
+	if _, err := t.Runtime.State(ctx, t.ID); err == nil {
+		return "container still known to " + t.Runtime.Name
+	}
+	if _, err := os.Stat(filepath.Join(t.Runtime.Root, t.ID)); err == nil {
+		return "state directory " + filepath.Join(t.Runtime.Root, t.ID) + " left"
+	}
+	return "gone"
+}
+
+// mountsUnder lists mount points in this mount namespace under dir.
+func mountsUnder(dir string) []string {
+	return scanLines("/proc/self/mountinfo", func(f []string) string {
+		if len(f) > 4 && within(unescapeMount(f[4]), dir) {
+			return unescapeMount(f[4])
+		}
+		return ""
+	})
+}
+
+// socketsUnder lists bound unix sockets whose path is under dir.
+func socketsUnder(dir string) []string {
+	return scanLines("/proc/net/unix", func(f []string) string {
+		if len(f) > 7 && within(f[7], dir) {
+			return f[7]
+		}
+		return ""
+	})
+}
+
+func within(p, dir string) bool {
+	return dir != "" && (p == dir || strings.HasPrefix(p, dir+"/"))
+}
+
+func scanLines(path string, pick func([]string) string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if s := pick(strings.Fields(sc.Text())); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,23 @@
+// Package policy holds the one struct that says what a sandbox may do, loads
+// it from agentbox.yaml and flags, and resolves it against captured host facts
+// into a Plan: the complete, side-effect-free description of one sandbox that
+// the renderers (spec/, later compose/) translate without deciding anything.
+//
+// The zero Policy is the strict boundary of DESIGN.md §2:
+//
+//   - the workspace (the current directory) is the only read-write bind, at
+//     the same path, and the working directory;
+//   - no other host path is bound except the system directories read-only
+//     (/usr with the merged-/usr links, /lib*, /bin, /sbin) and a handful of
+//     files programs need from /etc; never /home, /root, /run or the host's
+//     /etc wholesale;
+//   - only TERM, LANG, LC_*, TZ and COLORTERM cross from the launcher's
+//     environment;
+//   - 4 GiB of memory, 512 processes, CPU weight 100;
+//   - runc as the runtime.
+//
+// Every widening is explicit and visible: an extra bind is a policy entry the
+// audit reports, and a finding the launch would refuse is only tolerated
+// when the policy accepts it with a written reason (Accept). Unknown keys and
+// wrong types in agentbox.yaml are errors that name the file and line.
+package policy

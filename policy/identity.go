@@ -1,0 +1,84 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// resolveIdentity picks the agent's ids. The agent keeps the workspace
+// owner's host ids (as Podman's keep-id does) so that its files come out
+// owned by that user. A root-owned workspace is never handed to host root:
+// the agent then maps into the run's unprivileged range and is granted the
+// workspace for the run instead. Rootless, the agent is the invoking user.
+func (r *resolver) resolveIdentity() error {
+	owner, err := r.h.FS.Stat(r.plan.Workspace)
+	if err != nil {
+		return fmt.Errorf("stat workspace: %w", err)
+	}
+	id := Identity{UID: AgentUID, GID: AgentGID, User: AgentUser, Home: AgentHome, Rootless: r.h.EUID != 0}
+	switch {
+	case id.Rootless:
+		id.UID, id.GID = r.h.EUID, r.h.EGID
+		id.KeepUID, id.KeepGID = ptr(r.h.EUID), ptr(r.h.EGID)
+	case owner.UID != 0:
+		id.UID, id.KeepUID = owner.UID, ptr(owner.UID)
+		if owner.GID != 0 {
+			id.GID, id.KeepGID = owner.GID, ptr(owner.GID)
+		}
+	default:
+		id.GrantWorkspace = true
+	}
+	req := IDRequest{UID: id.UID, GID: id.GID, KeepUID: id.KeepUID, KeepGID: id.KeepGID, Rootless: id.Rootless}
+	if id.UIDMappings, id.GIDMappings, err = r.h.MapIDs(req); err != nil {
+		return fmt.Errorf("map ids: %w", err)
+	}
+	if err := checkNoHostRoot(id); err != nil {
+		return err
+	}
+	r.plan.Identity = id
+	r.personalize()
+	return nil
+}
+
+func ptr(v uint32) *uint32 { return &v }
+
+// checkNoHostRoot is the last line of defence: no container id maps to host
+// root, and the agent's own ids are mapped at all.
+func checkNoHostRoot(id Identity) error {
+	for _, m := range append(append([]specs.LinuxIDMapping{}, id.UIDMappings...), id.GIDMappings...) {
+		if m.HostID == 0 {
+			return fmt.Errorf("id map %d→%d (%d ids) reaches host root; refusing", m.ContainerID, m.HostID, m.Size)
+		}
+	}
+	if _, ok := id.AgentHostUID(); !ok {
+		return fmt.Errorf("agent uid %d is not mapped", id.UID)
+	}
+	if _, ok := id.AgentHostGID(); !ok {
+		return fmt.Errorf("agent gid %d is not mapped", id.GID)
+	}
+	return nil
+}
+
+// personalize writes the identity into the synthesized files and the
+// fresh home's tmpfs options.
+func (r *resolver) personalize() {
+	id := r.plan.Identity
+	passwd := fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n%s:x:%d:%d:agentbox agent:%s:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", id.User, id.UID, id.GID, id.Home)
+	group := fmt.Sprintf("root:x:0:\n%s:x:%d:\nnogroup:x:65534:\n", id.User, id.GID)
+	if id.UID == 0 || id.UID == 65534 {
+		passwd = strings.Replace(passwd, "root:x:0:0:root:/root:/usr/sbin/nologin\n", "", 1)
+	}
+	for name, content := range map[string]string{"/etc/passwd": passwd, "/etc/group": group} {
+		if _, ok := r.plan.Rootfs.Files[name]; ok {
+			r.plan.Rootfs.Files[name] = content
+		}
+	}
+	for i, m := range r.plan.Mounts {
+		if m.Kind == KindTmpfs && m.Destination == AgentHome {
+			r.plan.Mounts[i].Options = append(m.Options, fmt.Sprintf("uid=%d", id.UID), fmt.Sprintf("gid=%d", id.GID))
+		}
+	}
+}
+

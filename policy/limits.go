@@ -1,0 +1,47 @@
+package policy
+
+// AppArmorProfile is the name under which agentbox's AppArmor profile is
+// loaded (see package apparmor).
+const AppArmorProfile = "agentbox-default"
+
+func (r *resolver) resolveLimits() error {
+	l := r.p.Limits
+	mem := l.Memory
+	if mem == "" {
+		mem = DefaultMemory
+	}
+	bytes, err := ParseBytes(mem)
+	if err != nil {
+		return &InputError{Field: "limits.memory", Msg: err.Error()}
+	}
+	rl := &ResolvedLimits{MemoryBytes: bytes, Pids: l.Pids, CPUWeight: l.CPUWeight, CgroupV2: r.h.CgroupV2}
+	if rl.Pids == 0 {
+		rl.Pids = DefaultPids
+	}
+	if rl.CPUWeight == 0 {
+		rl.CPUWeight = DefaultCPUWeight
+	}
+	if !r.h.CanLimit {
+		r.residual("no-resource-limits", "this host cannot apply cgroup limits for this user: "+r.h.LimitReason)
+		return nil
+	}
+	r.plan.Limits = rl
+	return nil
+}
+
+func (r *resolver) resolveLSM() error {
+	switch {
+	case r.h.SELinux:
+		r.plan.LSM = LSM{Kind: LSMSELinux, ProcessLabel: r.h.SELinuxLabels[0], MountLabel: r.h.SELinuxLabels[1]}
+	case r.h.AppArmor:
+		r.plan.LSM = LSM{Kind: LSMAppArmor, AppArmorProfile: AppArmorProfile}
+	default:
+		r.plan.LSM = LSM{Kind: LSMNone}
+		r.residual("lsm-unavailable", "neither SELinux nor AppArmor is enabled on this host; capabilities, seccomp, namespaces and the read-only root still apply")
+	}
+	return nil
+}
+
+func (r *resolver) residual(code, reason string) {
+	r.plan.Residuals = append(r.plan.Residuals, Residual{Code: code, Reason: reason})
+}

@@ -1,0 +1,140 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FileName is the policy file agentbox looks for in the workspace.
+const FileName = "agentbox.yaml"
+
+// Policy is what a user asks of a sandbox. Both agentbox.yaml and the
+// command-line flags fill it; each field's comment says what its zero value
+// means. It is serialisable so that a child process can receive it whole.
+type Policy struct {
+	// Workspace is the project directory, bound read-write at the same path
+	// and used as the working directory. Empty means the current directory.
+	// A relative path is relative to the policy file's directory.
+	Workspace string `yaml:"workspace,omitempty" json:"workspace,omitempty"`
+
+	// Binds are extra host paths made visible in the sandbox. Empty means
+	// none. Each one is a decision the audit reports.
+	Binds Binds `yaml:"binds,omitempty" json:"binds,omitempty"`
+
+	// Env says which of the launcher's environment variables cross into the
+	// sandbox.
+	Env Env `yaml:"env,omitempty" json:"env,omitempty"`
+
+	// Limits are the cgroup limits. Zero fields take the defaults.
+	Limits Limits `yaml:"limits,omitempty" json:"limits,omitempty"`
+
+	// Runtime names the OCI runtime: runc, crun, runsc, or an absolute path
+	// to a runtime binary. Empty means runc.
+	Runtime string `yaml:"runtime,omitempty" json:"runtime,omitempty"`
+
+	// Rootfs is an unpacked image root to use instead of the default root
+	// built from read-only binds of the host's system directories. Empty
+	// means the default.
+	Rootfs string `yaml:"rootfs,omitempty" json:"rootfs,omitempty"`
+
+	// Accept lists audit findings the user tolerates, each with a written
+	// reason. Empty means every finding refuses the launch.
+	Accept []Acceptance `yaml:"accept,omitempty" json:"accept,omitempty"`
+}
+
+// Binds are extra bind mounts of host paths, at the same path inside.
+type Binds struct {
+	// ReadOnly paths are bound read-only. Empty means none.
+	ReadOnly []string `yaml:"read_only,omitempty" json:"read_only,omitempty"`
+	// ReadWrite paths are bound read-write; the audit reports each one as
+	// extra-writable-mount. Empty means none.
+	ReadWrite []string `yaml:"read_write,omitempty" json:"read_write,omitempty"`
+}
+
+// Env is the environment allowlist.
+type Env struct {
+	// Allow names the variables passed through from the launcher. A name
+	// ending in "*" is a prefix pattern (LC_*). Nil means DefaultEnvAllow;
+	// an explicit empty list passes nothing.
+	Allow []string `yaml:"allow" json:"allow"`
+}
+
+// DefaultEnvAllow is the allowlist used when the policy names none.
+var DefaultEnvAllow = []string{"TERM", "LANG", "LC_*", "TZ", "COLORTERM"}
+
+// Limits are resource limits applied through cgroups.
+type Limits struct {
+	// Memory is the memory limit, as bytes or with a unit (512MiB, 4GiB,
+	// 2G). Empty means DefaultMemory.
+	Memory string `yaml:"memory,omitempty" json:"memory,omitempty"`
+	// Pids is the maximum number of processes. Zero means DefaultPids.
+	Pids int64 `yaml:"pids,omitempty" json:"pids,omitempty"`
+	// CPUWeight is the relative CPU weight, 1 to 10000 as in cgroup v2's
+	// cpu.weight (100 is the host default). Zero means DefaultCPUWeight.
+	CPUWeight uint64 `yaml:"cpu_weight,omitempty" json:"cpu_weight,omitempty"`
+}
+
+// Defaults for Limits.
+const (
+	DefaultMemory    = "4GiB"
+	DefaultPids      = 512
+	DefaultCPUWeight = 100
+)
+
+// Acceptance tolerates one audit finding code, optionally for one subject
+// only, for a written reason that the ledger records.
+type Acceptance struct {
+	// Code is the finding code, for example extra-writable-mount.
+	Code string `yaml:"code" json:"code"`
+	// Subject narrows the acceptance to findings whose subject contains
+	// this text. Empty means every finding with Code.
+	Subject string `yaml:"subject,omitempty" json:"subject,omitempty"`
+	// Reason is why the finding is acceptable. It must not be empty.
+	Reason string `yaml:"reason" json:"reason"`
+}
+
+// ParseAcceptance parses the flag form CODE=reason.
+func ParseAcceptance(s string) (Acceptance, error) {
+	code, reason, ok := strings.Cut(s, "=")
+	code, reason = strings.TrimSpace(code), strings.TrimSpace(reason)
+	if !ok || code == "" || reason == "" {
+		return Acceptance{}, fmt.Errorf("--accept %q: want CODE=reason, for example --accept extra-writable-mount='shared build cache'", s)
+	}
+	return Acceptance{Code: code, Reason: reason}, nil
+}
+
+// Merge returns p with the fields set in o applied on top: scalars in o
+// replace those of p, lists in o are appended. Flags are merged this way
+// over the file; an allowlist added by flags extends the file's list, or the
+// default list when the file names none.
+func (p Policy) Merge(o Policy) Policy {
+	if o.Workspace != "" {
+		p.Workspace = o.Workspace
+	}
+	p.Binds.ReadOnly = append(append([]string(nil), p.Binds.ReadOnly...), o.Binds.ReadOnly...)
+	p.Binds.ReadWrite = append(append([]string(nil), p.Binds.ReadWrite...), o.Binds.ReadWrite...)
+	if o.Env.Allow != nil {
+		base := p.Env.Allow
+		if base == nil {
+			base = DefaultEnvAllow
+		}
+		p.Env.Allow = append(append([]string{}, base...), o.Env.Allow...)
+	}
+	if o.Limits.Memory != "" {
+		p.Limits.Memory = o.Limits.Memory
+	}
+	if o.Limits.Pids != 0 {
+		p.Limits.Pids = o.Limits.Pids
+	}
+	if o.Limits.CPUWeight != 0 {
+		p.Limits.CPUWeight = o.Limits.CPUWeight
+	}
+	if o.Runtime != "" {
+		p.Runtime = o.Runtime
+	}
+	if o.Rootfs != "" {
+		p.Rootfs = o.Rootfs
+	}
+	p.Accept = append(append([]Acceptance(nil), p.Accept...), o.Accept...)
+	return p
+}

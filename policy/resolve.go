@@ -1,0 +1,183 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+)
+
+// HostError says that this host cannot provide something the plan needs,
+// and how to fix that. The CLI maps it to exit code 4.
+type HostError struct {
+	What string
+	Fix  string
+}
+
+func (e *HostError) Error() string {
+	if e.Fix == "" {
+		return e.What
+	}
+	return e.What + "; " + e.Fix
+}
+
+// Agent identity inside the sandbox when the workspace owner is root.
+const (
+	AgentUID  = 1000
+	AgentGID  = 1000
+	AgentUser = "agent"
+	AgentHome = "/home/agent"
+	Hostname  = "agentbox"
+)
+
+// Resolve turns a policy and a command into a Plan for host h. It reads the
+// host only through h and changes nothing. bundle is the directory the
+// launcher will write the bundle into.
+func Resolve(p Policy, argv []string, h Host, bundle string) (*Plan, error) {
+	if len(argv) == 0 {
+		return nil, &InputError{Field: "command", Msg: "no command to run", Fix: "give one after --, for example: agentbox run -- sh"}
+	}
+	r := &resolver{p: p, h: h, bundle: bundle, plan: &Plan{Hostname: Hostname, Terminal: h.Terminal, Accepted: p.Accept}}
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"workspace", r.resolveWorkspace},
+		{"runtime", r.resolveRuntime},
+		{"rootfs", r.resolveRootfs},
+		{"command", func() error { return r.resolveCommand(argv) }},
+		{"binds", r.resolveBinds},
+		{"identity", r.resolveIdentity},
+		{"environment", r.resolveEnv},
+		{"limits", r.resolveLimits},
+		{"lsm", r.resolveLSM},
+		{"mounts", r.finishMounts},
+	}
+	for _, s := range steps {
+		if err := s.run(); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	return r.plan, nil
+}
+
+type resolver struct {
+	p      Policy
+	h      Host
+	bundle string
+	plan   *Plan
+	// bins are install directories to put in front of PATH inside.
+	bins []string
+}
+
+func (r *resolver) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(r.h.Cwd, path)
+}
+
+func (r *resolver) resolveWorkspace() error {
+	ws := r.p.Workspace
+	if ws == "" {
+		ws = r.h.Cwd
+	}
+	real, err := r.h.FS.EvalSymlinks(r.abs(ws))
+	if err != nil {
+		return &InputError{Field: "workspace", Msg: fmt.Sprintf("%s does not exist", ws), Fix: "create it or pass --workspace DIR"}
+	}
+	fi, err := r.h.FS.Stat(real)
+	if err != nil || !fi.Mode.IsDir() {
+		return &InputError{Field: "workspace", Msg: fmt.Sprintf("%s is not a directory", real), Fix: "pass --workspace DIR with a project directory"}
+	}
+	if err := r.refuse("workspace", ws, real, r.classify(real)); err != nil {
+		return err
+	}
+	r.plan.Workspace, r.plan.Cwd = real, real
+	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindWorkspace, Source: real, Destination: real})
+	return nil
+}
+
+// refuse rejects a path of a class that may never be bound, unless the
+// policy accepts the matching finding code for it with a reason.
+func (r *resolver) refuse(field, given, real string, c pathClass) error {
+	if c.code == "" || (c.code != codeHostRoot && r.accepts(c.code, real)) {
+		return nil
+	}
+	msg := fmt.Sprintf("%s resolves to %s, %s", given, real, c.what)
+	if given == real {
+		msg = fmt.Sprintf("%s is %s", real, c.what)
+	}
+	fix := "bind a narrower directory"
+	if c.code != codeHostRoot {
+		fix += fmt.Sprintf(", or accept it in %s with: accept: [{code: %s, subject: %q, reason: \"…\"}]", FileName, c.code, real)
+	}
+	return &InputError{Field: field, Msg: msg, Fix: fix}
+}
+
+func (r *resolver) accepts(code, subject string) bool {
+	for _, a := range r.p.Accept {
+		if a.Code == code && (a.Subject == "" || a.Subject == subject || filepath.Clean(a.Subject) == subject) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *resolver) resolveRuntime() error {
+	name := r.p.Runtime
+	if name == "" {
+		name = "runc"
+	}
+	path, err := r.h.FS.LookPath(name)
+	if err != nil {
+		return &HostError{What: fmt.Sprintf("OCI runtime %s not found", name), Fix: runtimeFix(name)}
+	}
+	r.plan.Runtime = Runtime{Name: filepath.Base(name), Path: path}
+	return nil
+}
+
+func runtimeFix(name string) string {
+	switch name {
+	case "runc", "crun":
+		return "install it with: apt-get install " + name
+	case "runsc":
+		return "install gVisor's runsc (see https://gvisor.dev/docs/user_guide/install/)"
+	}
+	return "check the path given as runtime"
+}
+
+func (r *resolver) resolveBinds() error {
+	lists := []struct {
+		field string
+		paths []string
+		ro    bool
+	}{{"binds.read_only", r.p.Binds.ReadOnly, true}, {"binds.read_write", r.p.Binds.ReadWrite, false}}
+	for _, l := range lists {
+		for i, b := range l.paths {
+			field := fmt.Sprintf("%s[%d]", l.field, i)
+			real, err := r.h.FS.EvalSymlinks(r.abs(b))
+			if err != nil {
+				return &InputError{Field: field, Msg: fmt.Sprintf("%s does not exist", b), Fix: "create it or remove the bind"}
+			}
+			if err := r.refuse(field, b, real, r.classify(real)); err != nil {
+				return err
+			}
+			r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindExtra, Source: real, Destination: real, ReadOnly: l.ro})
+		}
+	}
+	return nil
+}
+
+// finishMounts orders mounts so that a parent is mounted before its
+// children and rejects two mounts on one destination.
+func (r *resolver) finishMounts() error {
+	ms := r.plan.Mounts
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Destination < ms[j].Destination })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].Destination == ms[i-1].Destination {
+			return &InputError{Field: "binds", Msg: fmt.Sprintf("%s is mounted twice (%s and %s)", ms[i].Destination, ms[i-1].Kind, ms[i].Kind), Fix: "remove the duplicate bind"}
+		}
+	}
+	return nil
+}
+
