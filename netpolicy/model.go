@@ -1,0 +1,164 @@
+package netpolicy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// route is one model route: where /NAME/... goes and with which key.
+type route struct {
+	name     string
+	base     *url.URL
+	key      string // the real key; never logged
+	keySrc   string
+	auth     string
+	models   map[string]bool
+	explicit bool // the user named the URL: loopback and private addresses allowed
+	rt       *http.Transport
+}
+
+func (r *route) info() RouteInfo {
+	ri := RouteInfo{Name: r.name, URL: r.base.String(), Explicit: r.explicit, KeySource: r.keySrc, HasKey: r.key != ""}
+	for m := range r.models {
+		ri.Models = append(ri.Models, m)
+	}
+	return ri
+}
+
+func (r *route) closeIdle() { r.rt.CloseIdleConnections() }
+
+// clientAuthHeaders carry the agent's credentials; they are checked and never
+// forwarded.
+var clientAuthHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "Proxy-Authorization"}
+
+// presentedToken returns the token a request carries as a bearer token or an
+// API-key header, the two ways agents send keys.
+func presentedToken(h http.Header) string {
+	if v, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(v)
+	}
+	if v := h.Get("X-Api-Key"); v != "" {
+		return v
+	}
+	return h.Get("Api-Key")
+}
+
+// serveModel checks the token (and the model name, when the route restricts
+// it), swaps the token for the real key and streams the upstream's answer.
+func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) bool {
+	d := Decision{Kind: "model", Target: r.name + " " + req.Method + " " + req.URL.Path}
+	token := *cc.g.token.Load()
+	if !tokenEqual(presentedToken(req.Header), token) {
+		d.Reason = "missing or wrong gateway token (agentbox gives the agent a per-run token; a token from another run is revoked)"
+		cc.refuse(req, start, http.StatusUnauthorized, d)
+		return false
+	}
+	rest := strings.TrimPrefix(req.URL.Path, "/"+r.name)
+	if err := checkRoutePath(rest, req.URL.EscapedPath()); err != nil {
+		d.Reason = err.Error()
+		cc.refuse(req, start, http.StatusBadRequest, d)
+		return false
+	}
+	if len(r.models) > 0 {
+		if status, reason := cc.checkModel(req, r); status != 0 {
+			d.Reason = reason
+			cc.refuse(req, start, status, d)
+			return false
+		}
+	}
+	out := r.outbound(req, rest, token)
+	if err := cc.continue100(req, out); err != nil {
+		return false
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { d.Resolved = i.Conn.RemoteAddr().String() }}
+	resp, err := r.rt.RoundTrip(out.WithContext(httptrace.WithClientTrace(ctx, trace)))
+	if err != nil {
+		d.Reason = fmt.Sprintf("upstream %s (%s) failed: %v", r.name, r.base.Host, err)
+		cc.refuse(req, start, http.StatusBadGateway, d)
+		return false
+	}
+	d.Decision, d.Status = Allow, resp.StatusCode
+	var keep bool
+	d.BytesDn, keep, err = cc.writeResponse(req, resp)
+	if err != nil {
+		d.Reason = "stream ended early: " + err.Error()
+	}
+	keep = keep && cc.finishBody(out.Body != nil && out.Body == io.ReadCloser(cc.body))
+	d.BytesUp = cc.bodyBytes()
+	cc.g.log.record(d, start)
+	return keep
+}
+
+// checkRoutePath refuses paths that could leave the upstream's base path:
+// dot segments and encoded slashes or dots.
+func checkRoutePath(rest, escaped string) error {
+	if rest != "" && !strings.HasPrefix(rest, "/") {
+		return fmt.Errorf("path %q does not continue the route name with /", rest)
+	}
+	lower := strings.ToLower(escaped)
+	for _, bad := range []string{"%2f", "%5c", "%2e", "\\"} {
+		if strings.Contains(lower, bad) {
+			return fmt.Errorf("path %q contains %q, which the gateway does not forward", escaped, bad)
+		}
+	}
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == "." || seg == ".." {
+			return fmt.Errorf("path %q contains a dot segment", rest)
+		}
+	}
+	return nil
+}
+
+// outbound builds the upstream request: same method, path under the base
+// URL, query and end-to-end headers, with the agent's credentials replaced
+// by the real key. A header that contains the token anywhere is dropped.
+func (r *route) outbound(req *http.Request, rest, token string) *http.Request {
+	u := *r.base
+	u.Path = strings.TrimSuffix(r.base.Path, "/") + rest
+	u.RawPath = ""
+	u.RawQuery = req.URL.RawQuery
+	h := endToEnd(req.Header)
+	for _, name := range clientAuthHeaders {
+		h.Del(name)
+	}
+	for name, vs := range h {
+		for _, v := range vs {
+			if strings.Contains(v, token) {
+				h.Del(name)
+				break
+			}
+		}
+	}
+	switch {
+	case r.key == "":
+	case r.auth == AuthXAPIKey:
+		h.Set("X-Api-Key", r.key)
+	default:
+		h.Set("Authorization", "Bearer "+r.key)
+	}
+	out := &http.Request{Method: req.Method, URL: &u, Host: u.Host, Header: h,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Body: req.Body, ContentLength: req.ContentLength}
+	if req.ContentLength == 0 {
+		out.Body = nil
+	}
+	return out
+}
+
+// continue100 answers "Expect: 100-continue" itself, once the request has
+// passed every check, and does not forward the expectation.
+func (cc *clientConn) continue100(req, out *http.Request) error {
+	if !strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		return nil
+	}
+	out.Header.Del("Expect")
+	return cc.write([]byte("HTTP/1.1 100 Continue\r\n\r\n"))
+}
