@@ -1,0 +1,150 @@
+//go:build cgo && linux
+
+package seccomp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/seccomp/profiles"
+)
+
+// runBPF interprets a classic BPF seccomp program on one seccomp_data
+// (nr, arch, ip, args) the way the kernel does, for the opcodes libseccomp
+// emits. It lets the test check the program for a foreign architecture and
+// for ABIs this host cannot enter safely (x32, int 0x80, AArch32). Both
+// supported architectures are little-endian.
+func runBPF(prog []byte, nr int32, arch uint32, args [6]uint64) (uint32, error) {
+	data := make([]byte, 64)
+	binary.LittleEndian.PutUint32(data[0:], uint32(nr))
+	binary.LittleEndian.PutUint32(data[4:], arch)
+	for i, a := range args {
+		binary.LittleEndian.PutUint64(data[16+8*i:], a)
+	}
+	var acc uint32
+	for pc := 0; pc*8 < len(prog); pc++ {
+		ins := prog[pc*8:]
+		code, jt, jf, k := binary.NativeEndian.Uint16(ins), int(ins[2]), int(ins[3]), binary.NativeEndian.Uint32(ins[4:])
+		jump := func(cond bool) {
+			if cond {
+				pc += jt
+			} else {
+				pc += jf
+			}
+		}
+		switch code {
+		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
+			if k+4 > 64 {
+				return 0, fmt.Errorf("pc %d: load at offset %d", pc, k)
+			}
+			acc = binary.LittleEndian.Uint32(data[k:])
+		case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
+			acc &= k
+		case unix.BPF_JMP | unix.BPF_JA:
+			pc += int(k)
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:
+			jump(acc == k)
+		case unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K:
+			jump(acc > k)
+		case unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
+			jump(acc >= k)
+		case unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
+			jump(acc&k != 0)
+		case unix.BPF_RET | unix.BPF_K:
+			return k, nil
+		case unix.BPF_RET | unix.BPF_A:
+			return acc, nil
+		default:
+			return 0, fmt.Errorf("pc %d: opcode %#x not interpreted", pc, code)
+		}
+	}
+	return 0, fmt.Errorf("program ran off its end")
+}
+
+// x32SyscallBit is __X32_SYSCALL_BIT from asm/unistd.h: x32 syscalls
+// enter with the x86_64 audit arch and this bit set in the number.
+const x32SyscallBit = 0x40000000
+
+const (
+	retAllow  = unix.SECCOMP_RET_ALLOW
+	retEPERM  = unix.SECCOMP_RET_ERRNO | 1
+	retENOSYS = unix.SECCOMP_RET_ERRNO | 38
+	retKill   = unix.SECCOMP_RET_KILL_THREAD
+)
+
+// TestCompiledFilterDecisions runs the compiled program of each
+// architecture on calls this host could not make safely, or at all.
+func TestCompiledFilterDecisions(t *testing.T) {
+	for _, tc := range []struct {
+		arch     specs.Arch
+		scmp     libseccomp.ScmpArch
+		native   uint32
+		compat   uint32 // the 32-bit ABI of the same CPU
+		compatNr int32  // getpid there (20 on both i386 and arm)
+	}{
+		{specs.ArchX86_64, libseccomp.ArchAMD64, unix.AUDIT_ARCH_X86_64, unix.AUDIT_ARCH_I386, 20},
+		{specs.ArchAARCH64, libseccomp.ArchARM64, unix.AUDIT_ARCH_AARCH64, unix.AUDIT_ARCH_ARM, 20},
+	} {
+		t.Run(string(tc.arch), func(t *testing.T) {
+			prog, err := Compile(profiles.Default().OCI(tc.arch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			nr := func(name string) int32 {
+				n, err := libseccomp.GetSyscallFromNameByArch(name, tc.scmp)
+				if err != nil || n < 0 {
+					t.Fatalf("%s on %s: %d, %v", name, tc.arch, n, err)
+				}
+				return int32(n)
+			}
+			cases := []struct {
+				name string
+				nr   int32
+				arch uint32
+				args [6]uint64
+				want uint32
+			}{
+				{"getpid", nr("getpid"), tc.native, [6]uint64{}, retAllow},
+				{"mount", nr("mount"), tc.native, [6]uint64{}, retEPERM},
+				{"keyctl", nr("keyctl"), tc.native, [6]uint64{}, retEPERM},
+				{"io_uring_setup", nr("io_uring_setup"), tc.native, [6]uint64{}, retEPERM},
+				{"clone3", nr("clone3"), tc.native, [6]uint64{}, retENOSYS},
+				{"clone(fork)", nr("clone"), tc.native, [6]uint64{0x01200011}, retAllow},
+				{"clone(CLONE_NEWUSER)", nr("clone"), tc.native, [6]uint64{unix.CLONE_NEWUSER | 17}, retEPERM},
+				{"clone(CLONE_NEWNET|high bits)", nr("clone"), tc.native, [6]uint64{1<<40 | unix.CLONE_NEWNET}, retEPERM},
+				{"socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC)", nr("socket"), tc.native, [6]uint64{unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC}, retAllow},
+				{"socket(AF_INET, SOCK_STREAM|garbage in bits 32-63)", nr("socket"), tc.native, [6]uint64{unix.AF_INET, 1<<33 | unix.SOCK_STREAM}, retAllow},
+				{"socket(AF_PACKET)", nr("socket"), tc.native, [6]uint64{unix.AF_PACKET, unix.SOCK_DGRAM}, retEPERM},
+				{"socket(1<<32|AF_PACKET)", nr("socket"), tc.native, [6]uint64{1<<32 | unix.AF_PACKET, unix.SOCK_DGRAM}, retEPERM},
+				{"socket(AF_INET, SOCK_RAW)", nr("socket"), tc.native, [6]uint64{unix.AF_INET, unix.SOCK_RAW}, retEPERM},
+				{"personality(0xffffffff)", nr("personality"), tc.native, [6]uint64{0xffffffff}, retAllow},
+				{"personality(READ_IMPLIES_EXEC)", nr("personality"), tc.native, [6]uint64{readImpliesExec}, retEPERM},
+				{"syscall number far above the table", 999, tc.native, [6]uint64{}, retEPERM},
+				{"32-bit ABI getpid", tc.compatNr, tc.compat, [6]uint64{}, retKill},
+			}
+			if tc.arch == specs.ArchX86_64 {
+				cases = append(cases, struct {
+					name string
+					nr   int32
+					arch uint32
+					args [6]uint64
+					want uint32
+				}{"x32 getpid", x32SyscallBit | nr("getpid"), tc.native, [6]uint64{}, retKill})
+			}
+			for _, c := range cases {
+				got, err := runBPF(prog.BPF, c.nr, c.arch, c.args)
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				if got != c.want {
+					t.Errorf("%s: filter returns %#x, want %#x", c.name, got, c.want)
+				}
+			}
+		})
+	}
+}
