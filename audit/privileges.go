@@ -84,7 +84,7 @@ func checkCaps(c *Container, o *Options) []Finding {
 		out = append(out, f)
 	}
 	if len(kept) > 0 {
-		f := newFinding(CodeCapsNotDropped, strings.Join(kept, ","), fmt.Sprintf("%d default capabilities are kept: %s", len(kept), strings.Join(kept, ", ")), c.keyLocation("cap_drop"))
+		f := newFinding(CodeCapsNotDropped, fmt.Sprintf("%d default capabilities", len(kept)), fmt.Sprintf("%d default capabilities are kept: %s", len(kept), strings.Join(kept, ", ")), c.keyLocation("cap_drop"))
 		f.Evidence = "cap_drop=" + strings.Join(c.CapDrop, ",")
 		out = append(out, f)
 	}
@@ -212,7 +212,7 @@ func checkProcMasks(c *Container, o *Options) []Finding {
 	if len(missing) == 0 {
 		return nil
 	}
-	f := newFinding(CodeProcMasks, strings.Join(missing, ","), "these paths are neither masked nor read-only: "+strings.Join(missing, ", "), loc)
+	f := newFinding(CodeProcMasks, fmt.Sprintf("%d of %d masked paths", len(missing), len(MaskedPaths)+len(ReadonlyPaths)), "these paths are neither masked nor read-only: "+strings.Join(missing, ", "), loc)
 	f.Evidence = fmt.Sprintf("masked=%d readonly=%d", len(c.MaskedPaths), len(c.ReadonlyPaths))
 	return []Finding{f}
 }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/audit"
+)
+
+func init() {
+	register(command{name: "audit", summary: "name the faults in a container, OCI config, inspect JSON or compose file", run: runAudit})
+}
+
+// auditFlags are the flags of `agentbox audit`.
+type auditFlags struct {
+	engine, host, source, format, labbook, projectDir, color string
+	asJSON, diagnose, codes                                  bool
+	accept, workspaces, allowEnv, internal, profiles         []string
+}
+
+func runAudit(ctx context.Context, io stdio, args []string) int {
+	fs := newFlags(io, "audit", "[flags] CONTAINER|BUNDLE|config.json|inspect.json|compose.yaml...")
+	var f auditFlags
+	fs.StringVar(&f.engine, "engine", "docker", "engine that runs CONTAINER: docker or podman")
+	fs.StringVar(&f.host, "host", "", "engine socket path (default: DOCKER_HOST/CONTAINER_HOST or the engine's default socket)")
+	fs.StringVar(&f.source, "source", "", "force the target kind: container, oci, inspect or compose (default: detect)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON document with a containers array")
+	fs.StringVar(&f.format, "format", "text", "output format: text, json or sarif")
+	fs.BoolVar(&f.diagnose, "diagnose", false, "print each finding as an incident note: symptom, evidence, fault, fix, proof, residual")
+	fs.StringVar(&f.labbook, "labbook", "", "append the audit record (one JSON line) to FILE")
+	fs.StringArrayVar(&f.accept, "accept", nil, "accept a finding code with a written reason: CODE=reason (repeatable)")
+	fs.StringArrayVar(&f.workspaces, "workspace", nil, "declared workspace path: the one read-write bind that is expected (repeatable)")
+	fs.StringArrayVar(&f.allowEnv, "allow-env", nil, "environment variable allowed to hold a credential, e.g. the gateway's key (repeatable)")
+	fs.StringArrayVar(&f.internal, "internal-network", nil, "network name or netns path you vouch is internal (repeatable)")
+	fs.StringArrayVar(&f.profiles, "profile", nil, "compose profile to enable (repeatable; '*' for all)")
+	fs.StringVar(&f.projectDir, "project-directory", "", "compose project directory (default: the first compose file's)")
+	fs.StringVar(&f.color, "color", "auto", "colour the text output: auto, always or never")
+	fs.BoolVar(&f.codes, "codes", false, "list the finding catalog and exit")
+	targets, cmd, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if f.codes {
+		return printCodes(io)
+	}
+	if len(targets) == 0 || len(cmd) > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	opts, err := auditOptions(io, f)
+	if err != nil {
+		fmt.Fprintf(io.Err, "agentbox audit: %v\n", err)
+		return exitUsage
+	}
+	cs, err := audit.Load(ctx, targets, loadOptions(io, f))
+	if err != nil {
+		return auditLoadError(io, err)
+	}
+	return finishAudit(io, f, audit.Audit(cs, opts))
+}
+
+func auditOptions(io stdio, f auditFlags) (audit.Options, error) {
+	if f.asJSON {
+		f.format = "json"
+	}
+	switch f.format {
+	case "text", "json", "sarif":
+	default:
+		return audit.Options{}, fmt.Errorf("--format %q: want text, json or sarif", f.format)
+	}
+	o := audit.Options{
+		Accept: map[string]string{}, AllowEnv: f.allowEnv, InternalNetworks: f.internal,
+		HomeDirs: audit.HostHomes("/etc/passwd", io.Getenv("HOME")),
+	}
+	for _, a := range f.accept {
+		code, reason, err := audit.ParseAccept(a)
+		if err != nil {
+			return o, err
+		}
+		o.Accept[code] = reason
+	}
+	for _, w := range f.workspaces {
+		abs, err := filepath.Abs(w)
+		if err != nil {
+			return o, fmt.Errorf("--workspace %s: %w", w, err)
+		}
+		o.Workspaces = append(o.Workspaces, abs)
+	}
+	return o, nil
+}
+
+func loadOptions(io stdio, f auditFlags) audit.LoadOptions {
+	return audit.LoadOptions{
+		Kind: f.source, Engine: f.engine, Host: f.host,
+		Compose: audit.ComposeOptions{Env: os.Environ(), Profiles: f.profiles, WorkingDir: f.projectDir},
+	}
+}
+
+// auditLoadError maps a source error to its exit code: an engine that does
+// not answer is the host's (4), everything else is bad input (2).
+func auditLoadError(io stdio, err error) int {
+	fmt.Fprintf(io.Err, "agentbox audit: %v\n", err)
+	if errors.Is(err, audit.ErrEngineUnavailable) {
+		return exitHost
+	}
+	return exitUsage
+}
+
+// finishAudit writes the report, appends the labbook record and returns 1
+// when a finding fails, 0 otherwise.
+func finishAudit(io stdio, f auditFlags, r audit.Report) int {
+	if f.asJSON {
+		f.format = "json"
+	}
+	var err error
+	switch {
+	case f.diagnose:
+		err = audit.WriteDiagnose(io.Out, r)
+	case f.format == "json":
+		err = audit.WriteJSON(io.Out, r)
+	case f.format == "sarif":
+		err = audit.WriteSARIF(io.Out, r, "")
+	default:
+		err = audit.WriteText(io.Out, r, useColor(io, f.color))
+	}
+	if err == nil && f.labbook != "" {
+		err = audit.AppendRecord(f.labbook, r)
+	}
+	if err != nil {
+		fmt.Fprintf(io.Err, "agentbox audit: %v\n", err)
+		return exitUsage
+	}
+	if len(r.Unaccepted()) > 0 {
+		return exitFindings
+	}
+	return exitOK
+}
+
+// useColor: always, never, or auto (a terminal, NO_COLOR unset, TERM not dumb).
+func useColor(io stdio, mode string) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if io.Getenv("NO_COLOR") != "" || io.Getenv("TERM") == "dumb" {
+		return false
+	}
+	out, ok := io.Out.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(out.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+func printCodes(io stdio) int {
+	for _, r := range audit.Catalog() {
+		fmt.Fprintf(io.Out, "%-30s %-8s %s\n", r.Code, r.Severity, r.Title)
+		fmt.Fprintf(io.Out, "%-30s %-8s fix: %s; proof: %s\n", "", "", r.Fix, r.Probe)
+	}
+	fmt.Fprintln(io.Out, strings.Repeat("-", 3))
+	fmt.Fprintln(io.Out, "Findings fail unless informational or accepted with --accept CODE=reason.")
+	return exitOK
+}
