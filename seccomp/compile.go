@@ -49,6 +49,7 @@ type Problem struct {
 	Err error
 }
 
+// String reads "syscalls[I].FIELD "NAME": problem".
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.Rule >= 0 {
