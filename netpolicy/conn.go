@@ -72,6 +72,10 @@ func (cc *clientConn) serveOne() bool {
 		return false
 	}
 	_ = cc.c.SetReadDeadline(time.Time{})
+	if req.ProtoMajor != 1 {
+		cc.refuse(req, start, http.StatusHTTPVersionNotSupported, Decision{Kind: "request", Reason: "only HTTP/1.x is served"})
+		return false
+	}
 	cc.body = nil
 	if req.Body != nil && req.Body != http.NoBody {
 		cc.body = newClientBody(req.Body, cc.c, idle)
@@ -151,13 +155,14 @@ func (cc *clientConn) refuse(req *http.Request, start time.Time, status int, d D
 			"Content-Type":       {"text/plain; charset=utf-8"},
 			"X-Agentbox-Refusal": {headerSafe(d.Reason)},
 		},
-		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body)), Close: true}
+		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body))}
 	if req == nil {
-		req = &http.Request{Method: http.MethodGet, ProtoMajor: 1, ProtoMinor: 1, Close: true}
+		req = &http.Request{Method: http.MethodGet, ProtoMajor: 1, ProtoMinor: 1}
 	}
 	req.Close = true
-	d.BytesDn, _, _ = cc.writeResponse(req, resp)
-	cc.g.log.record(d, start)
+	d.BytesDn = int64(len(body))
+	cc.g.log.record(d, start) // the decision is made before the answer goes out
+	_, _, _ = cc.writeResponse(req, resp)
 }
 
 // refuseBusy answers a connection over Limits.MaxConns.
