@@ -253,6 +253,8 @@ func classifySource(src string, m Mount, host HostState) string {
 	switch {
 	case src == "/":
 		return "host-root"
+	case path.Dir(src) == "/home":
+		return "home"
 	case socketMount(Mount{MountPoint: src, Root: src}):
 		return "engine-socket"
 	}

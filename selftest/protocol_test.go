@@ -1,0 +1,95 @@
+package selftest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestProtocol plays init's side by hand against a Launcher.
+func TestProtocol(t *testing.T) {
+	l, initEnd, err := NewLauncher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	side, err := NewConn(initEnd)
+	initEnd.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer side.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	cfg := InitConfig{Version: ProtocolVersion, RunID: "r1", WaitGo: true, Agent: Command{Args: []string{"true"}}}
+	if err := l.Configure(cfg); err != nil {
+		t.Fatal(err)
+	}
+	m, err := side.Recv(ctx)
+	if err != nil || m.Type != MsgConfig || cmp.Diff(cfg, *m.Config) != "" {
+		t.Fatalf("config: %+v %v", m, err)
+	}
+	res := Result{Probe: "p", Expect: Deny, Decision: Deny, RunID: "r1"}
+	code := 3
+	go func() {
+		_ = side.Send(Message{Type: MsgResult, Result: &res})
+		_ = side.Send(Message{Type: MsgProbesDone})
+		if g, err := side.Recv(ctx); err != nil || g.Type != MsgGo {
+			t.Errorf("go: %+v %v", g, err)
+		}
+		_ = side.Send(Message{Type: MsgStarted, PID: 2, Landlock: &LandlockStatus{ABI: 7, FS: true}})
+		_ = side.Send(Message{Type: MsgExit, Code: &code})
+	}()
+	got, err := l.Results(ctx)
+	if err != nil || cmp.Diff([]Result{res}, got) != "" {
+		t.Fatalf("results: %v %v", got, err)
+	}
+	if err := l.Go(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := l.Started(ctx)
+	if err != nil || st.PID != 2 || st.Landlock.ABI != 7 {
+		t.Fatalf("started: %+v %v", st, err)
+	}
+	if c, err := l.Wait(ctx); err != nil || c != 3 {
+		t.Fatalf("exit: %d %v", c, err)
+	}
+}
+
+func TestProtocolErrors(t *testing.T) {
+	l, initEnd, err := NewLauncher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	side, _ := NewConn(initEnd)
+	initEnd.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.Configure(InitConfig{Version: 9}); err == nil {
+		t.Error("Configure sent an invalid config")
+	}
+	_ = side.Send(Message{Type: MsgError, Reason: "landlock: too old"})
+	if _, err := l.Results(ctx); err == nil || err.Error() != "agentbox-init: landlock: too old" {
+		t.Errorf("init error: %v", err)
+	}
+	_ = side.Send(Message{Type: MsgStarted})
+	if _, err := l.Results(ctx); err == nil {
+		t.Error("an out-of-order message was accepted")
+	}
+	side.Close()
+	if _, err := l.Started(ctx); err == nil {
+		t.Error("EOF was not an error")
+	}
+	short, cancel2 := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel2()
+	l2, end2, _ := NewLauncher()
+	defer l2.Close()
+	defer end2.Close()
+	if _, err := l2.Results(short); err == nil {
+		t.Error("Results did not honour the deadline")
+	}
+}
