@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"syscall"
@@ -33,8 +34,8 @@ type Config struct {
 	Port int
 	// Socket is the gateway's unix socket path inside the sandbox (required).
 	Socket string
-	// Addrs are the addresses to listen on; nil means DefaultAddrs. Listen
-	// fails if any of them cannot be bound.
+	// Addrs are the IP addresses to listen on; nil means DefaultAddrs.
+	// Listen fails if any of them cannot be bound.
 	Addrs []string
 	// MaxConns bounds concurrent relays (0 means DefaultMaxConns); a
 	// connection over the bound is closed at once.
@@ -52,11 +53,12 @@ type Bridge struct {
 	closed    bool
 }
 
-// Listen binds every address of cfg on cfg.Port. It does not check that the
-// socket exists yet: the gateway may start after the bridge.
+// Listen binds every address of cfg on cfg.Port. Port 0 picks a free port
+// on the first address and uses the same port on the others. Listen does not
+// check that the socket exists yet: the gateway may start after the bridge.
 func Listen(cfg Config) (*Bridge, error) {
-	if cfg.Port <= 0 || cfg.Port > 65535 || cfg.Socket == "" {
-		return nil, fmt.Errorf("bridge: want a port (1-65535) and a socket path, got %d and %q", cfg.Port, cfg.Socket)
+	if cfg.Port < 0 || cfg.Port > 65535 || cfg.Socket == "" {
+		return nil, fmt.Errorf("bridge: want a port (0-65535) and a socket path, got %d and %q", cfg.Port, cfg.Socket)
 	}
 	addrs := cfg.Addrs
 	if addrs == nil {
@@ -67,15 +69,29 @@ func Listen(cfg Config) (*Bridge, error) {
 		maxConns = DefaultMaxConns
 	}
 	b := &Bridge{socket: cfg.Socket, sem: make(chan struct{}, maxConns), conns: map[net.Conn]struct{}{}}
+	port := cfg.Port
 	for _, a := range addrs {
-		l, err := net.Listen("tcp", net.JoinHostPort(a, strconv.Itoa(cfg.Port)))
+		if _, err := netip.ParseAddr(a); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("bridge: listen address %q is not an IP address", a)
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(a, strconv.Itoa(port)))
 		if err != nil {
 			b.Close()
-			return nil, fmt.Errorf("bridge: listen on %s port %d: %w", a, cfg.Port, err)
+			return nil, fmt.Errorf("bridge: listen on %s port %d: %w", a, port, err)
 		}
+		port = l.Addr().(*net.TCPAddr).Port
 		b.listeners = append(b.listeners, l)
 	}
 	return b, nil
+}
+
+// Port is the port the bridge listens on.
+func (b *Bridge) Port() int {
+	if len(b.listeners) == 0 {
+		return 0
+	}
+	return b.listeners[0].Addr().(*net.TCPAddr).Port
 }
 
 // Addrs returns the bound addresses.
