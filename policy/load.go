@@ -50,7 +50,23 @@ type Source struct {
 }
 
 func (s Source) errorf(field, fix, format string, args ...any) *InputError {
-	return &InputError{File: s.File, Line: s.Lines[field], Field: field, Msg: fmt.Sprintf(format, args...), Fix: fix}
+	return &InputError{File: s.File, Line: s.line(field), Field: field, Msg: fmt.Sprintf(format, args...), Fix: fix}
+}
+
+// line finds the line of field, or of its nearest parent when the field
+// itself is missing from the file (a missing reason: the entry's line).
+func (s Source) line(field string) int {
+	for f := field; f != ""; {
+		if l := s.Lines[f]; l > 0 {
+			return l
+		}
+		i := strings.LastIndexAny(f, ".[")
+		if i < 0 {
+			break
+		}
+		f = f[:i]
+	}
+	return 0
 }
 
 // LoadFile reads a policy file. A missing file is reported with

@@ -43,7 +43,6 @@ func Default() *specs.Spec {
 			Namespaces:        namespaces(),
 			MaskedPaths:       append([]string(nil), MaskedPaths...),
 			ReadonlyPaths:     append([]string(nil), ReadonlyPaths...),
-			RootfsPropagation: "rprivate",
 			Resources: &specs.LinuxResources{
 				Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
 			},

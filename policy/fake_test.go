@@ -1,0 +1,135 @@
+package policy
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// fakeFS is a captured host file system: paths with their info, and
+// symlinks with their targets.
+type fakeFS struct {
+	files map[string]FileInfo
+	links map[string]string
+	path  map[string]string // command name → found path
+}
+
+func newFakeFS() *fakeFS {
+	f := &fakeFS{files: map[string]FileInfo{}, links: map[string]string{}, path: map[string]string{}}
+	for _, d := range []string{"/", "/usr", "/usr/bin", "/usr/lib", "/etc", "/etc/ssl", "/etc/ssl/certs", "/home", "/home/ana", "/root", "/var", "/var/run", "/run", "/tmp", "/srv"} {
+		f.dir(d, 0, 0)
+	}
+	f.dir("/home/ana", 1000, 1000)
+	f.link("/bin", "usr/bin")
+	f.link("/lib", "usr/lib")
+	f.link("/etc/localtime", "/usr/share/zoneinfo/Etc/UTC")
+	f.file("/etc/ld.so.cache", 0o644, 0)
+	f.file("/usr/bin/sh", 0o755, 0)
+	f.path["sh"] = "/usr/bin/sh"
+	f.files["/run/docker.sock"] = FileInfo{Mode: fs.ModeSocket | 0o660}
+	return f
+}
+
+func (f *fakeFS) dir(p string, uid, gid uint32) {
+	f.files[p] = FileInfo{Mode: fs.ModeDir | 0o755, UID: uid, GID: gid}
+}
+
+func (f *fakeFS) file(p string, mode fs.FileMode, uid uint32) {
+	f.files[p] = FileInfo{Mode: mode, UID: uid, GID: uid}
+}
+
+func (f *fakeFS) link(p, target string) { f.links[p] = target }
+
+func (f *fakeFS) Stat(p string) (FileInfo, error) {
+	real, err := f.EvalSymlinks(p)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return f.Lstat(real)
+}
+
+func (f *fakeFS) Lstat(p string) (FileInfo, error) {
+	if t, ok := f.links[p]; ok {
+		return FileInfo{Mode: fs.ModeSymlink | 0o777, Link: t}, nil
+	}
+	if fi, ok := f.files[p]; ok {
+		return fi, nil
+	}
+	return FileInfo{}, fs.ErrNotExist
+}
+
+func (f *fakeFS) ReadDir(p string) ([]DirEntry, error) {
+	var out []DirEntry
+	for _, m := range []map[string]FileInfo{f.files, f.linkInfos()} {
+		for name, fi := range m {
+			if filepath.Dir(name) == p && name != p {
+				out = append(out, DirEntry{Name: filepath.Base(name), FileInfo: fi})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (f *fakeFS) linkInfos() map[string]FileInfo {
+	m := map[string]FileInfo{}
+	for p, t := range f.links {
+		m[p] = FileInfo{Mode: fs.ModeSymlink | 0o777, Link: t}
+	}
+	return m
+}
+
+// EvalSymlinks resolves links component by component.
+func (f *fakeFS) EvalSymlinks(p string) (string, error) {
+	cur := "/"
+	parts := strings.Split(strings.Trim(filepath.Clean(p), "/"), "/")
+	for i := 0; i < len(parts); i++ {
+		if parts[i] == "" {
+			continue
+		}
+		next := filepath.Join(cur, parts[i])
+		if t, ok := f.links[next]; ok {
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(cur, t)
+			}
+			rest := append(strings.Split(strings.Trim(t, "/"), "/"), parts[i+1:]...)
+			parts, i, cur = rest, -1, "/"
+			continue
+		}
+		if _, ok := f.files[next]; !ok {
+			return "", fs.ErrNotExist
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+func (f *fakeFS) LookPath(name string) (string, error) {
+	if p, ok := f.path[name]; ok {
+		return p, nil
+	}
+	return "", errors.New("not found")
+}
+
+// testHost is a root launcher on a merged-/usr host with runc installed.
+func testHost(f *fakeFS) Host {
+	f.file("/usr/sbin/runc", 0o755, 0)
+	f.path["runc"] = "/usr/sbin/runc"
+	return Host{
+		EUID: 0, Home: "/root", Homes: []string{"/root", "/home/ana"},
+		Environ: []string{"TERM=xterm", "LANG=C.UTF-8", "LC_ALL=C", "OPENAI_API_KEY=sk-secret", "PATH=/host/bin", "HOME=/root", "AWS_SECRET_ACCESS_KEY=x"},
+		Cwd:     "/srv/proj", CanLimit: true, FS: f,
+		MapIDs: func(r IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
+			u := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+			g := u
+			if r.KeepUID != nil {
+				u = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: r.UID}, {ContainerID: r.UID, HostID: *r.KeepUID, Size: 1}, {ContainerID: r.UID + 1, HostID: 100000 + r.UID + 1, Size: 65535 - r.UID}}
+			}
+			return u, g, nil
+		},
+	}
+}

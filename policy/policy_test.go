@@ -1,0 +1,145 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseErrorsNameFileAndLine(t *testing.T) {
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"unknown top-level key", "workspace: .\nnetwork_mode: host\n", "agentbox.yaml:2: network_mode: unknown key \"network_mode\""},
+		{"unknown nested key", "limits:\n  memory: 1GiB\n  swap: 2GiB\n", "agentbox.yaml:3: limits.swap: unknown key \"swap\""},
+		{"wrong type", "limits:\n  pids: many\n", "agentbox.yaml:2: cannot unmarshal !!str `many` into int64"},
+		{"list instead of scalar", "runtime: [runc]\n", "agentbox.yaml:1: cannot unmarshal !!seq into string"},
+		{"second document", "runtime: runc\n---\nruntime: crun\n", "agentbox.yaml:2: a second YAML document"},
+		{"not a mapping", "- runc\n", "agentbox.yaml:1: the policy must be a mapping"},
+		{"broken yaml", "limits: [\n", "agentbox.yaml:"},
+		{"unknown key in accept entry", "accept:\n  - code: x\n    reason: y\n    until: never\n", "agentbox.yaml:4: accept[0].until: unknown key"},
+		{"duplicate key", "runtime: runc\nruntime: crun\n", "agentbox.yaml:2:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Parse("agentbox.yaml", []byte(tt.doc))
+			var in *InputError
+			if !errors.As(err, &in) {
+				t.Fatalf("Parse: %v, want an *InputError", err)
+			}
+			if !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error %q\nwant prefix %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseFullPolicy(t *testing.T) {
+	doc := `workspace: proj
+binds:
+  read_only: [/opt/sdk]
+  read_write: [/srv/cache]
+env:
+  allow: [GOFLAGS, "NPM_*"]
+limits: {memory: 2GiB, pids: 100, cpu_weight: 50}
+runtime: crun
+accept:
+  - code: extra-writable-mount
+    subject: /srv/cache
+    reason: shared build cache
+`
+	p, src, err := Parse("agentbox.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Policy{
+		Workspace: "proj",
+		Binds:     Binds{ReadOnly: []string{"/opt/sdk"}, ReadWrite: []string{"/srv/cache"}},
+		Env:       Env{Allow: []string{"GOFLAGS", "NPM_*"}},
+		Limits:    Limits{Memory: "2GiB", Pids: 100, CPUWeight: 50},
+		Runtime:   "crun",
+		Accept:    []Acceptance{{Code: "extra-writable-mount", Subject: "/srv/cache", Reason: "shared build cache"}},
+	}
+	if d := cmp.Diff(want, p); d != "" {
+		t.Errorf("policy (-want +got):\n%s", d)
+	}
+	if src.Lines["limits"] != 7 || src.Lines["accept[0].reason"] != 12 {
+		t.Errorf("lines: %v", src.Lines)
+	}
+	if err := Validate(p, src); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+func TestEmptyPolicyIsDefault(t *testing.T) {
+	for _, doc := range []string{"", "# just a comment\n", "---\n"} {
+		p, _, err := Parse("agentbox.yaml", []byte(doc))
+		if err != nil || !cmp.Equal(p, Policy{}) {
+			t.Errorf("Parse(%q) = %+v, %v; want the zero policy", doc, p, err)
+		}
+	}
+}
+
+func TestValidateNamesTheLine(t *testing.T) {
+	tests := []struct{ doc, want string }{
+		{"limits:\n  memory: lots\n", "agentbox.yaml:2: limits.memory:"},
+		{"limits:\n  cpu_weight: 20000\n", "agentbox.yaml:2: limits.cpu_weight:"},
+		{"runtime: docker\n", "agentbox.yaml:1: runtime: unknown runtime \"docker\""},
+		{"accept:\n  - code: runs-as-root\n", "agentbox.yaml:2: accept[0].reason: missing reason"},
+		{"accept:\n  - code: Not A Code\n    reason: x\n", "agentbox.yaml:2: accept[0].code:"},
+		{"env:\n  allow: [\"A-B\"]\n", "agentbox.yaml:2: env.allow[0]:"},
+	}
+	for _, tt := range tests {
+		p, src, err := Parse("agentbox.yaml", []byte(tt.doc))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tt.doc, err)
+		}
+		err = Validate(p, src)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("Validate(%q) = %v, want prefix %q", tt.doc, err, tt.want)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	tests := map[string]int64{"4GiB": 4 << 30, "512MiB": 512 << 20, "2G": 2e9, "100": 100, "1.5GiB": 3 << 29, "10 kb": 10000}
+	for in, want := range tests {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "GiB", "-1", "4 parsecs", "0"} {
+		if _, err := ParseBytes(bad); err == nil {
+			t.Errorf("ParseBytes(%q) accepted", bad)
+		}
+	}
+}
+
+func TestMerge(t *testing.T) {
+	file := Policy{Runtime: "crun", Binds: Binds{ReadOnly: []string{"/a"}}, Limits: Limits{Pids: 10}}
+	flags := Policy{Binds: Binds{ReadOnly: []string{"/b"}}, Env: Env{Allow: []string{"GOFLAGS"}}, Limits: Limits{Memory: "1G"}}
+	got := file.Merge(flags)
+	want := Policy{
+		Runtime: "crun",
+		Binds:   Binds{ReadOnly: []string{"/a", "/b"}},
+		Env:     Env{Allow: append(append([]string{}, DefaultEnvAllow...), "GOFLAGS")},
+		Limits:  Limits{Pids: 10, Memory: "1G"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Merge (-want +got):\n%s", d)
+	}
+}
+
+func TestParseAcceptance(t *testing.T) {
+	a, err := ParseAcceptance("extra-writable-mount=shared cache")
+	if err != nil || a != (Acceptance{Code: "extra-writable-mount", Reason: "shared cache"}) {
+		t.Errorf("got %+v, %v", a, err)
+	}
+	for _, bad := range []string{"extra-writable-mount", "=why", "code= "} {
+		if _, err := ParseAcceptance(bad); err == nil {
+			t.Errorf("ParseAcceptance(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+func resolve(t *testing.T, p Policy, argv []string, setup func(*fakeFS, *Host)) (*Plan, error) {
+	t.Helper()
+	f := newFakeFS()
+	f.dir("/srv/proj", 0, 0)
+	h := testHost(f)
+	if setup != nil {
+		setup(f, &h)
+	}
+	return Resolve(p, argv, h, "/run/agentbox/runs/R/bundle")
+}
+
+func mountsOf(p *Plan, kind MountKind) []Mount {
+	var out []Mount
+	for _, m := range p.Mounts {
+		if m.Kind == kind {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestResolveDefault(t *testing.T) {
+	plan, err := resolve(t, Policy{}, []string{"sh", "-c", "true"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"/usr/bin/sh", "-c", "true"}, plan.Command); d != "" {
+		t.Errorf("command: %s", d)
+	}
+	wantEnv := []string{"PATH=" + SystemPath, "HOME=/home/agent", "USER=agent", "LOGNAME=agent", "TERM=xterm", "LANG=C.UTF-8", "LC_ALL=C"}
+	if d := cmp.Diff(wantEnv, plan.Env); d != "" {
+		t.Errorf("env: nothing but the allowlist may cross (-want +got):\n%s", d)
+	}
+	wantMounts := []Mount{
+		{Kind: KindEtc, Source: "/etc/ld.so.cache", Destination: "/etc/ld.so.cache", ReadOnly: true},
+		{Kind: KindEtc, Source: "/etc/ssl/certs", Destination: "/etc/ssl/certs", ReadOnly: true},
+		{Kind: KindTmpfs, Destination: "/home/agent", Options: []string{"mode=0700", "uid=1000", "gid=1000"}},
+		{Kind: KindWorkspace, Source: "/srv/proj", Destination: "/srv/proj"},
+		{Kind: KindTmpfs, Destination: "/tmp", Options: []string{"mode=1777"}},
+		{Kind: KindSystem, Source: "/usr", Destination: "/usr", ReadOnly: true},
+	}
+	if d := cmp.Diff(wantMounts, plan.Mounts); d != "" {
+		t.Errorf("mounts (-want +got):\n%s", d)
+	}
+	wantLinks := map[string]string{"/bin": "usr/bin", "/lib": "usr/lib", "/etc/localtime": "/usr/share/zoneinfo/Etc/UTC"}
+	if d := cmp.Diff(wantLinks, plan.Rootfs.Symlinks); d != "" {
+		t.Errorf("symlinks: %s", d)
+	}
+	if !strings.Contains(plan.Rootfs.Files["/etc/passwd"], "agent:x:1000:1000:") || plan.Rootfs.Files["/etc/resolv.conf"] != "" {
+		t.Errorf("synthesized /etc: %v", plan.Rootfs.Files)
+	}
+	id := plan.Identity
+	if !id.GrantWorkspace || id.KeepUID != nil || id.UID != AgentUID {
+		t.Errorf("a root-owned workspace must be granted to an unprivileged agent, got %+v", id)
+	}
+	if plan.Runtime != (Runtime{Name: "runc", Path: "/usr/sbin/runc"}) || plan.Cwd != "/srv/proj" {
+		t.Errorf("runtime %+v cwd %s", plan.Runtime, plan.Cwd)
+	}
+	if plan.Limits == nil || plan.Limits.MemoryBytes != 4<<30 || plan.Limits.Pids != 512 || plan.Limits.CPUWeight != 100 {
+		t.Errorf("limits: %+v", plan.Limits)
+	}
+	if len(plan.Residuals) != 1 || plan.Residuals[0].Code != "lsm-unavailable" {
+		t.Errorf("residuals: %+v", plan.Residuals)
+	}
+}
+
+func TestResolveKeepsWorkspaceOwner(t *testing.T) {
+	plan, err := resolve(t, Policy{Workspace: "/home/ana/proj"}, []string{"sh"}, func(f *fakeFS, h *Host) {
+		f.dir("/home/ana/proj", 1000, 1000)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := plan.Identity
+	if id.UID != 1000 || id.KeepUID == nil || *id.KeepUID != 1000 || id.GrantWorkspace {
+		t.Errorf("identity %+v: want the agent to keep the owner's uid 1000", id)
+	}
+	if uid, _ := id.AgentHostUID(); uid != 1000 {
+		t.Errorf("agent host uid %d, want 1000", uid)
+	}
+}
+
+func TestResolveRefuses(t *testing.T) {
+	tests := []struct {
+		name  string
+		p     Policy
+		argv  []string
+		setup func(*fakeFS, *Host)
+		want  string
+	}{
+		{name: "workspace is /", p: Policy{Workspace: "/"}, want: "the host's root directory"},
+		{name: "workspace is a home", p: Policy{Workspace: "/home/ana"}, want: "home directory /home/ana"},
+		{name: "workspace contains homes", p: Policy{Workspace: "/home"}, want: "home directory"},
+		{name: "workspace is a system dir", p: Policy{Workspace: "/etc/ssl"}, want: "system directory /etc"},
+		{name: "workspace missing", p: Policy{Workspace: "/nope"}, want: "/nope does not exist"},
+		{name: "workspace through a symlink to home", p: Policy{Workspace: "/srv/link"}, setup: func(f *fakeFS, _ *Host) { f.link("/srv/link", "/home/ana") }, want: "/srv/link resolves to /home/ana"},
+		{name: "socket bind", p: Policy{Binds: Binds{ReadOnly: []string{"/run/docker.sock"}}}, want: "container engine socket"},
+		{name: "socket via /var/run", p: Policy{Binds: Binds{ReadOnly: []string{"/var/run/docker.sock"}}}, setup: func(f *fakeFS, _ *Host) { f.link("/var/run", "/run") }, want: "container engine socket"},
+		{name: "socket by any name", p: Policy{Binds: Binds{ReadWrite: []string{"/srv/api"}}}, setup: func(f *fakeFS, _ *Host) { f.files["/srv/api"] = FileInfo{Mode: 0o660 | 1<<24} }, want: "container engine socket"},
+		{name: "dotdot into home", p: Policy{Binds: Binds{ReadOnly: []string{"/srv/../home/ana"}}}, want: "home directory"},
+		{name: "system dir bind", p: Policy{Binds: Binds{ReadWrite: []string{"/var"}}}, want: "system directory /var"},
+		{name: "host root bind", p: Policy{Binds: Binds{ReadOnly: []string{"/"}}, Accept: []Acceptance{{Code: "host-root-mounted", Reason: "x"}}}, want: "host's root"},
+		{name: "command not found", argv: []string{"codex"}, want: `"codex" not found on PATH`},
+		{name: "duplicate bind", p: Policy{Binds: Binds{ReadOnly: []string{"/srv/proj"}}}, want: "mounted twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			argv := tt.argv
+			if argv == nil {
+				argv = []string{"sh"}
+			}
+			_, err := resolve(t, tt.p, argv, tt.setup)
+			var in *InputError
+			if !errors.As(err, &in) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Resolve error = %v, want an InputError containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveAcceptedBind(t *testing.T) {
+	p := Policy{Binds: Binds{ReadOnly: []string{"/var"}}, Accept: []Acceptance{{Code: "system-directory-mounted", Subject: "/var", Reason: "logs for debugging"}}}
+	plan, err := resolve(t, p, []string{"sh"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mountsOf(plan, KindExtra); len(got) != 1 || got[0].Source != "/var" || !got[0].ReadOnly {
+		t.Errorf("extra mounts: %+v", got)
+	}
+}
+
+func TestResolveMissingRuntimeIsAHostError(t *testing.T) {
+	_, err := resolve(t, Policy{Runtime: "crun"}, []string{"sh"}, nil)
+	var he *HostError
+	if !errors.As(err, &he) || !strings.Contains(err.Error(), "apt-get install crun") {
+		t.Errorf("err = %v, want a HostError naming the package", err)
+	}
+}
+
+func TestResolveInstallPrefix(t *testing.T) {
+	tests := []struct {
+		name      string
+		setup     func(*fakeFS, *Host)
+		argv      string
+		wantBinds []string
+		wantPath  string
+	}{
+		{
+			name: "nvm",
+			setup: func(f *fakeFS, h *Host) {
+				for _, d := range []string{"/home/ana/.nvm", "/home/ana/.nvm/versions", "/home/ana/.nvm/versions/node", "/home/ana/.nvm/versions/node/v20", "/home/ana/.nvm/versions/node/v20/bin", "/home/ana/.nvm/versions/node/v20/lib", "/home/ana/.nvm/versions/node/v20/lib/node_modules", "/home/ana/.nvm/versions/node/v20/lib/node_modules/codex", "/home/ana/.nvm/versions/node/v20/lib/node_modules/codex/bin"} {
+					f.dir(d, 1000, 1000)
+				}
+				f.file("/home/ana/.nvm/versions/node/v20/lib/node_modules/codex/bin/codex.js", 0o755, 1000)
+				f.link("/home/ana/.nvm/versions/node/v20/bin/codex", "../lib/node_modules/codex/bin/codex.js")
+				f.path["codex"] = "/home/ana/.nvm/versions/node/v20/bin/codex"
+			},
+			argv:      "codex",
+			wantBinds: []string{"/home/ana/.nvm/versions/node/v20"},
+			wantPath:  "/home/ana/.nvm/versions/node/v20/bin:" + SystemPath,
+		},
+		{
+			name: "pipx under ~/.local",
+			setup: func(f *fakeFS, h *Host) {
+				h.Home = "/home/ana"
+				for _, d := range []string{"/home/ana/.local", "/home/ana/.local/bin", "/home/ana/.local/share", "/home/ana/.local/share/pipx", "/home/ana/.local/share/pipx/venvs", "/home/ana/.local/share/pipx/venvs/aider", "/home/ana/.local/share/pipx/venvs/aider/bin"} {
+					f.dir(d, 1000, 1000)
+				}
+				f.file("/home/ana/.local/share/pipx/venvs/aider/bin/aider", 0o755, 1000)
+				f.link("/home/ana/.local/bin/aider", "/home/ana/.local/share/pipx/venvs/aider/bin/aider")
+				f.path["aider"] = "/home/ana/.local/bin/aider"
+			},
+			argv:      "aider",
+			wantBinds: []string{"/home/ana/.local/bin", "/home/ana/.local/share/pipx/venvs/aider"},
+			wantPath:  "/home/ana/.local/bin:/home/ana/.local/share/pipx/venvs/aider/bin:" + SystemPath,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := resolve(t, Policy{}, []string{tt.argv}, tt.setup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range mountsOf(plan, KindInstall) {
+				if !m.ReadOnly {
+					t.Errorf("install prefix %s is writable", m.Source)
+				}
+				got = append(got, m.Source)
+			}
+			if d := cmp.Diff(tt.wantBinds, got); d != "" {
+				t.Errorf("install binds (-want +got):\n%s", d)
+			}
+			if plan.Env[0] != "PATH="+tt.wantPath {
+				t.Errorf("%s, want PATH=%s", plan.Env[0], tt.wantPath)
+			}
+		})
+	}
+}
+
+func TestResolveWithoutLimits(t *testing.T) {
+	plan, err := resolve(t, Policy{}, []string{"sh"}, func(_ *fakeFS, h *Host) { h.CanLimit, h.LimitReason = false, "cgroup v1" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Limits != nil {
+		t.Errorf("limits %+v on a host that cannot apply them", plan.Limits)
+	}
+	found := false
+	for _, r := range plan.Residuals {
+		found = found || (r.Code == "no-resource-limits" && strings.Contains(r.Reason, "cgroup v1"))
+	}
+	if !found {
+		t.Errorf("residuals %+v: a dropped limit must be recorded", plan.Residuals)
+	}
+}
+
+func TestResolveImageRoot(t *testing.T) {
+	plan, err := resolve(t, Policy{Rootfs: "/srv/img"}, []string{"sh"}, func(f *fakeFS, _ *Host) {
+		for _, d := range []string{"/srv/img", "/srv/img/etc", "/srv/img/bin", "/srv/img/proc", "/srv/img/home"} {
+			f.dir(d, 0, 0)
+		}
+		f.file("/srv/img/etc/passwd", 0o644, 0)
+		f.file("/srv/img/etc/hosts", 0o644, 0)
+		f.link("/srv/img/bin/sh", "busybox")
+		f.link("/srv/img/lib", "usr/lib")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Command[0] != "/bin/sh" || plan.Rootfs.Image != "/srv/img" {
+		t.Errorf("command %v image %q", plan.Command, plan.Rootfs.Image)
+	}
+	var dests []string
+	for _, m := range plan.Mounts {
+		if m.Kind == KindSystem || m.Kind == KindFile {
+			dests = append(dests, m.Destination+"<-"+m.Source)
+		}
+	}
+	want := []string{"/bin<-/srv/img/bin", "/etc<-/srv/img/etc", "/etc/hosts<-/run/agentbox/runs/R/bundle/files/etc/hosts", "/etc/passwd<-/run/agentbox/runs/R/bundle/files/etc/passwd"}
+	if d := cmp.Diff(want, dests); d != "" {
+		t.Errorf("image mounts (-want +got):\n%s", d)
+	}
+	if plan.Rootfs.Symlinks["/lib"] != "usr/lib" || !strings.Contains(plan.Rootfs.Files["/etc/passwd"], "agent:x:1000") {
+		t.Errorf("rootfs %+v", plan.Rootfs)
+	}
+	if _, ok := plan.Rootfs.Files["/etc/group"]; ok {
+		t.Errorf("the image has no /etc/group; nothing may be bound there")
+	}
+}
+
+func TestNoMappingToHostRoot(t *testing.T) {
+	_, err := resolve(t, Policy{}, []string{"sh"}, func(_ *fakeFS, h *Host) {
+		inner := h.MapIDs
+		h.MapIDs = func(r IDRequest) (u, g []specs.LinuxIDMapping, err error) {
+			u, g, err = inner(r)
+			u[0].HostID = 0
+			return u, g, err
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "host root") {
+		t.Errorf("err = %v, want a refusal to map to host root", err)
+	}
+}
