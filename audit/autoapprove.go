@@ -94,13 +94,11 @@ func checkAutoApprove(c *Container, o *Options) []Finding {
 }
 
 // argvTokens splits every argument at white space, so that a shell command
-// (sh -c "codex --yolo") is read like an argv, and strips quotes.
+// (sh -c "codex --yolo") is read like an argv.
 func argvTokens(argv []string) []string {
 	var out []string
 	for _, a := range argv {
-		for _, t := range strings.Fields(a) {
-			out = append(out, strings.Trim(t, `"'`))
-		}
+		out = append(out, strings.Fields(a)...)
 	}
 	return out
 }
@@ -111,11 +109,11 @@ func approveInArgv(argv []string) []string {
 	var hits []string
 	agent := ""
 	for i, t := range toks {
-		if name := path.Base(t); agentNames[name] {
+		if name := path.Base(strings.Trim(t, `"'`)); agentNames[name] {
 			agent = name
 			continue
 		}
-		flag, val, hasVal := strings.Cut(t, "=")
+		flag, val, hasVal := strings.Cut(strings.Trim(t, `"'`), "=")
 		if !strings.HasPrefix(flag, "-") {
 			continue
 		}

@@ -47,13 +47,15 @@ func LoadCompose(ctx context.Context, files []string, co ComposeOptions) (cs []C
 	if err != nil {
 		return nil, err
 	}
-	loc, err := newLocator(files)
-	if err != nil {
-		return nil, err
-	}
+	// compose-go's own YAML errors name the line of the problem more
+	// precisely than yaml.v3's, so they are preferred when both fail.
+	loc, yamlErr := newLocator(files)
 	project, err := loadProject(ctx, files, co)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, composeError(err, files, loc)
+	case yamlErr != nil:
+		return nil, yamlErr
 	}
 	names := make([]string, 0, len(project.Services))
 	for n := range project.Services {

@@ -29,18 +29,22 @@ type yamlFile struct {
 	docs []*yaml.Node // one document node per YAML document
 }
 
-// newLocator parses files; a YAML syntax error in any document is an
-// *InputError with the file and line.
+// newLocator parses files. It always returns a usable locator (a file that
+// does not parse contributes the documents before the error) and the first
+// YAML error, an *InputError with the file and line.
 func newLocator(files []string) (*locator, error) {
 	l := &locator{cache: map[string]*yamlFile{}}
+	var first error
 	for _, f := range files {
 		yf, err := l.parse(f)
-		if err != nil {
-			return nil, err
+		if err != nil && first == nil {
+			first = err
 		}
-		l.files = append(l.files, yf)
+		if yf != nil {
+			l.files = append(l.files, yf)
+		}
 	}
-	return l, nil
+	return l, first
 }
 
 func (l *locator) parse(path string) (*yamlFile, error) {
@@ -60,7 +64,8 @@ func (l *locator) parse(path string) (*yamlFile, error) {
 			break
 		}
 		if err != nil {
-			return nil, &InputError{File: path, Line: yamlErrorLine(err.Error()), Err: fmt.Errorf("invalid YAML: %w", err)}
+			l.cache[path] = yf
+			return yf, &InputError{File: path, Line: yamlErrorLine(err.Error()), Err: fmt.Errorf("invalid YAML: %w", err)}
 		}
 		yf.docs = append(yf.docs, &n)
 	}
@@ -104,7 +109,7 @@ func (l *locator) serviceIn(yf *yamlFile, name string, depth int) (*yamlFile, *y
 		}
 	}
 	for _, inc := range includes(yf) {
-		if next, err := l.parse(inc); err == nil {
+		if next, _ := l.parse(inc); next != nil {
 			if f, k, v := l.serviceIn(next, name, depth+1); v != nil {
 				return f, k, v
 			}
@@ -218,8 +223,8 @@ func (l *locator) extended(f *yamlFile, svcNode *yaml.Node) (*yamlFile, *yaml.No
 	if ext.Kind == yaml.MappingNode {
 		name = scalar(lookupValue(ext, "service"))
 		if p := scalar(lookupValue(ext, "file")); p != "" {
-			next, err := l.parse(relTo(f.path, p))
-			if err != nil {
+			next, _ := l.parse(relTo(f.path, p))
+			if next == nil {
 				return nil, nil
 			}
 			file = next

@@ -1,0 +1,271 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// hardened is a model that every check passes.
+func hardened() Container {
+	return Container{
+		Name: "h", Source: "test", User: "1000:1000", UserNS: Yes, CapsKnown: true,
+		NoNewPrivileges: Yes, ReadOnlyRoot: true, NetworkMode: "private",
+		Seccomp: Seccomp{Mode: "default"}, MemoryLimit: 1 << 30, PidsLimit: 128,
+		Mounts: []Mount{{Type: "bind", Source: "/work/project", Destination: "/workspace"}},
+	}
+}
+
+func codesOf(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		s := f.Code + " " + string(f.Severity)
+		if f.Unknown {
+			s += " unknown"
+		}
+		if f.Accepted {
+			s += " accepted"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestChecks(t *testing.T) {
+	opts := Options{Workspaces: []string{"/work/project"}, HomeDirs: []string{"/srv/users/ana"}}
+	tests := []struct {
+		name   string
+		change func(c *Container)
+		opts   *Options
+		want   []string
+	}{
+		{"hardened is clean", func(c *Container) {}, nil, nil},
+		{"privileged hides the caps it implies", func(c *Container) { c.Privileged, c.Caps = true, AllCaps }, nil,
+			[]string{"privileged-container critical"}},
+		{"root without userns", func(c *Container) { c.User, c.UserNS = "root", No }, nil,
+			[]string{"runs-as-root high"}},
+		{"root with userns is fine", func(c *Container) { c.User = "0:0" }, nil, nil},
+		{"non-root without userns is a note", func(c *Container) { c.UserNS = No }, nil,
+			[]string{"user-namespace-not-used info"}},
+		{"unknown userns for root is unknown", func(c *Container) { c.User, c.UserNS = "", Unknown }, nil,
+			[]string{"runs-as-root high unknown"}},
+		{"caps added and kept", func(c *Container) { c.Caps = []string{"CAP_SYS_ADMIN", "CAP_CHOWN"} }, nil,
+			[]string{"capabilities-added high", "capabilities-not-dropped medium"}},
+		{"caps unknown", func(c *Container) { c.CapsKnown = false }, nil,
+			[]string{"capabilities-not-dropped medium unknown"}},
+		{"writable root, new privileges, no limits", func(c *Container) {
+			c.ReadOnlyRoot, c.NoNewPrivileges, c.MemoryLimit = false, No, 0
+		}, nil, []string{"new-privileges-allowed medium", "no-resource-limits medium", "writable-root-filesystem medium"}},
+		{"seccomp unconfined", func(c *Container) { c.Seccomp.Mode = "unconfined" }, nil,
+			[]string{"seccomp-unconfined high"}},
+		{"seccomp weak", func(c *Container) { c.Seccomp = Seccomp{Mode: "custom", Weak: []string{"bpf"}, WeakKnown: true} }, nil,
+			[]string{"seccomp-profile-weak high"}},
+		{"seccomp custom, not compared", func(c *Container) { c.Seccomp = Seccomp{Mode: "custom"} }, nil,
+			[]string{"seccomp-profile-weak high unknown"}},
+		{"seccomp custom, as strong", func(c *Container) { c.Seccomp = Seccomp{Mode: "custom", WeakKnown: true} }, nil, nil},
+		{"lsm off", func(c *Container) { c.AppArmor, c.SELinux = "unconfined", []string{"disable"} }, nil,
+			[]string{"apparmor-unconfined medium", "selinux-unconfined medium"}},
+		{"selinux spc_t", func(c *Container) { c.SELinux = []string{"system_u:system_r:spc_t:s0"} }, nil,
+			[]string{"selinux-unconfined medium"}},
+		{"systempaths unconfined", func(c *Container) { c.SystemPaths = "unconfined" }, nil,
+			[]string{"proc-masks-removed high"}},
+		{"masked paths emptied", func(c *Container) { c.PathsKnown, c.ProcMounted = true, true }, nil,
+			[]string{"proc-masks-removed high"}},
+		{"masked paths complete", func(c *Container) {
+			c.PathsKnown, c.ProcMounted, c.MaskedPaths, c.ReadonlyPaths = true, true, MaskedPaths, ReadonlyPaths
+		}, nil, nil},
+		{"host namespaces", func(c *Container) { c.PidMode, c.IpcMode, c.UTSMode = "host", "host", "host" }, nil,
+			[]string{"host-ipc-mode high", "host-pid-mode high", "host-uts-mode low"}},
+		{"devices and sysctls", func(c *Container) {
+			c.Devices, c.DeviceRules, c.Sysctls = []Device{{Host: "/dev/kvm"}}, []string{"c 10:* rwm"}, map[string]string{"net.ipv4.ip_forward": "1"}
+		}, nil, []string{"devices-mounted high", "devices-mounted high", "sysctls-set low"}},
+		{"host network", func(c *Container) { c.NetworkMode = "host" }, nil, []string{"host-network-mode critical"}},
+		{"default bridge", func(c *Container) { c.NetworkMode = "bridge" }, nil, []string{"network-policy-not-applied high"}},
+		{"networks internal, not, unknown", func(c *Container) {
+			c.NetworkMode, c.Networks = "", []Network{{Name: "a", Internal: Yes}, {Name: "b", Internal: No}, {Name: "c", Internal: Unknown}}
+		}, nil, []string{"network-policy-not-applied high", "network-policy-not-applied high unknown"}},
+		{"vouched network", func(c *Container) { c.NetworkMode, c.Networks = "", []Network{{Name: "gw", Internal: Unknown}} },
+			&Options{InternalNetworks: []string{"gw"}, Workspaces: []string{"/work/project"}}, nil},
+		{"joined netns is unknown", func(c *Container) { c.NetworkMode = "ns:/run/netns/x" }, nil,
+			[]string{"network-policy-not-applied high unknown"}},
+		{"auto-approve alone is a note", func(c *Container) { c.Command = []string{"claude", "--dangerously-skip-permissions"} }, nil,
+			[]string{"auto-approve-permission-mode info"}},
+		{"auto-approve with a fault is raised", func(c *Container) {
+			c.Command, c.NetworkMode = []string{"codex", "--yolo"}, "host"
+		}, nil, []string{"host-network-mode critical", "auto-approve-permission-mode high"}},
+		{"accepted fault does not raise auto-approve", func(c *Container) {
+			c.Command, c.NetworkMode = []string{"codex", "--yolo"}, "host"
+		}, &Options{Accept: map[string]string{CodeHostNetwork: "lab machine"}, Workspaces: []string{"/work/project"}},
+			[]string{"host-network-mode critical accepted", "auto-approve-permission-mode info"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := hardened()
+			tc.change(&c)
+			o := opts
+			if tc.opts != nil {
+				o = *tc.opts
+			}
+			r := Audit([]Container{c}, o)
+			if diff := cmp.Diff(tc.want, codesOf(r.Containers[0].Findings)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMountClassification(t *testing.T) {
+	o := Options{Workspaces: []string{"/work/project"}, HomeDirs: []string{"/srv/users/ana"}}.normalized()
+	tests := []struct {
+		m    Mount
+		want string
+	}{
+		{Mount{Type: "bind", Source: "/var/run/docker.sock", Destination: "/d.sock"}, CodeContainerSocket},
+		{Mount{Type: "bind", Source: "/run", Destination: "/r", ReadOnly: true}, CodeContainerSocket},
+		{Mount{Type: "bind", Source: "/run/containerd/io.containerd.runtime.v2.task/k8s.io/x", Destination: "/t"}, CodeContainerSocket},
+		{Mount{Type: "bind", Source: "/home/x/.docker/run/docker.sock", Destination: "/d"}, CodeContainerSocket},
+		{Mount{Type: "bind", Source: "/", Destination: "/host", ReadOnly: true}, CodeHostRoot},
+		{Mount{Type: "bind", Source: "/home", Destination: "/h", ReadOnly: true}, CodeHomeDirectory},
+		{Mount{Type: "bind", Source: "/home/bob/.aws", Destination: "/a", ReadOnly: true}, CodeHomeDirectory},
+		{Mount{Type: "bind", Source: "/root", Destination: "/r"}, CodeHomeDirectory},
+		{Mount{Type: "bind", Source: "/Users/ana/.ssh", Destination: "/s"}, CodeHomeDirectory},
+		{Mount{Type: "bind", Source: "/srv/users/ana/.gitconfig", Destination: "/g", ReadOnly: true}, CodeHomeDirectory},
+		{Mount{Type: "bind", Source: "/srv/users", Destination: "/u", ReadOnly: true}, CodeHomeDirectory},
+		{Mount{Type: "bind", Source: "/etc", Destination: "/e", ReadOnly: true}, CodeSystemDirectory},
+		{Mount{Type: "bind", Source: "/proc", Destination: "/p", ReadOnly: true}, CodeSystemDirectory},
+		{Mount{Type: "bind", Source: "/var/lib", Destination: "/v"}, CodeSystemDirectory},
+		{Mount{Type: "bind", Source: "/tmp", Destination: "/t"}, CodeSystemDirectory},
+		{Mount{Type: "bind", Source: "/usr", Destination: "/usr", ReadOnly: true}, ""},
+		{Mount{Type: "bind", Source: "/usr", Destination: "/usr"}, CodeSystemDirectory},
+		{Mount{Type: "bind", Source: "/etc/localtime", Destination: "/etc/localtime", ReadOnly: true}, ""},
+		{Mount{Type: "bind", Source: "/work/project", Destination: "/workspace"}, ""},
+		{Mount{Type: "bind", Source: "/work/project/sub", Destination: "/sub"}, ""},
+		{Mount{Type: "bind", Source: "/work/projectx", Destination: "/x"}, CodeExtraWritable},
+		{Mount{Type: "bind", Source: "/work/other", Destination: "/o", ReadOnly: true}, ""},
+		{Mount{Type: "volume", Source: "cache", Destination: "/c"}, CodeExtraWritable},
+		{Mount{Type: "volume", Source: "etc", Destination: "/etc", ReadOnly: true}, ""},
+		{Mount{Type: "tmpfs", Destination: "/tmp"}, ""},
+		{Mount{Type: "tmpfs", Destination: "/var/run/docker.sock"}, ""},
+		{Mount{Type: "volume", Source: "sock", Destination: "/var/run/docker.sock"}, CodeContainerSocket},
+	}
+	for _, tc := range tests {
+		got := ""
+		if f, ok := classifyMount(tc.m, &o); ok {
+			got = f.Code
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %q, want %q", mountSubject(tc.m), got, tc.want)
+		}
+	}
+}
+
+func TestSecretName(t *testing.T) {
+	secret := []string{"GITHUB_TOKEN", "HF_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY",
+		"AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN", "DB_PASSWORD", "MYSQL_ROOT_PASSWORD", "SMTP_PASS", "PGPASSWORD", "MYSQL_PWD",
+		"CLIENT_SECRET", "GOOGLE_APPLICATION_CREDENTIALS", "STRIPE_APIKEY", "SSH_PRIVATE_KEY", "gh_token", "npm-token",
+		"SENTRY_DSN", "JWT", "GH_PAT"}
+	notSecret := []string{"TOKENIZERS_PARALLELISM", "PATH", "HOME", "PWD", "AWS_REGION", "AWS_PROFILE", "PASSWORD_FILE",
+		"TOKEN_URL", "SECRETS_DIR", "KEYBOARD", "PASSTHROUGH", "MONKEY", "SORT_KEY", "GITHUB_TOKEN_PATH", "LANG",
+		"BYPASS_CACHE", "PATTERN"}
+	for _, n := range secret {
+		if !SecretName(n) {
+			t.Errorf("SecretName(%q) = false, want true", n)
+		}
+	}
+	for _, n := range notSecret {
+		if SecretName(n) {
+			t.Errorf("SecretName(%q) = true, want false", n)
+		}
+	}
+}
+
+func TestSecretValuesAreNeverPrinted(t *testing.T) {
+	const value = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
+	c := hardened()
+	c.Env = []EnvVar{{Name: "GITHUB_TOKEN", Value: value}, {Name: "HARMLESS", Value: value}, {Name: "DOCKER_HOST", Value: "unix:///secret/path.sock"}}
+	r := Audit([]Container{c}, Options{Workspaces: []string{"/work/project"}})
+	var sb strings.Builder
+	for _, write := range []func() error{
+		func() error { return WriteText(&sb, r, false) },
+		func() error { return WriteJSON(&sb, r) },
+		func() error { return WriteSARIF(&sb, r, "") },
+		func() error { return WriteDiagnose(&sb, r) },
+		func() error { b, err := r.Record(); sb.Write(b); return err },
+	} {
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := sb.String()
+	for _, leak := range []string{value, "/secret/path.sock"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("output contains the value %q", leak)
+		}
+	}
+	if got := codesOf(r.Containers[0].Findings); !cmp.Equal(got, []string{"container-socket-mounted critical", "secret-in-environment high", "secret-in-environment high"}) {
+		t.Errorf("findings = %v", got)
+	}
+}
+
+func TestAutoApproveArgv(t *testing.T) {
+	tests := []struct {
+		argv []string
+		want []string
+	}{
+		{[]string{"codex", "--dangerously-bypass-approvals-and-sandbox"}, []string{"codex --dangerously-bypass-approvals-and-sandbox"}},
+		{[]string{"/usr/local/bin/codex", "--yolo"}, []string{"codex --yolo"}},
+		{[]string{"codex", "-a", "never", "exec", "x"}, []string{"codex -a never"}},
+		{[]string{"codex", "--ask-for-approval=never"}, []string{"codex --ask-for-approval=never"}},
+		{[]string{"codex", "-s", "danger-full-access"}, []string{"codex -s danger-full-access"}},
+		{[]string{"codex", "-c", `approval_policy="never"`}, []string{`codex -c approval_policy="never"`}},
+		{[]string{"codex", "-a", "on-request"}, nil},
+		{[]string{"sh", "-c", "claude -p hi --dangerously-skip-permissions"}, []string{"claude --dangerously-skip-permissions"}},
+		{[]string{"claude", "--permission-mode", "bypassPermissions"}, []string{"claude --permission-mode bypassPermissions"}},
+		{[]string{"claude", "--permission-mode", "plan"}, nil},
+		{[]string{"gemini", "--yolo"}, []string{"gemini --yolo"}},
+		{[]string{"gemini", "-y"}, []string{"gemini -y"}},
+		{[]string{"aider", "--yes-always"}, []string{"aider --yes-always"}},
+		{[]string{"cline", "-y", "task"}, []string{"cline -y"}},
+		{[]string{"apt-get", "install", "-y", "git"}, nil},
+		{[]string{"mytool", "--yolo"}, nil},
+	}
+	for _, tc := range tests {
+		if got := approveInArgv(tc.argv); !cmp.Equal(got, tc.want) {
+			t.Errorf("%q: got %q, want %q", tc.argv, got, tc.want)
+		}
+	}
+}
+
+func TestAutoApproveEnv(t *testing.T) {
+	c := hardened()
+	c.Env = []EnvVar{{Name: "GOOSE_MODE", Value: "auto"}, {Name: "AIDER_YES_ALWAYS", Value: "true"}, {Name: "GOOSE_MODE2", Value: "auto"}}
+	got := codesOf(checkAutoApprove(&c, &Options{}))
+	if want := []string{"auto-approve-permission-mode info", "auto-approve-permission-mode info"}; !cmp.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestParseAccept(t *testing.T) {
+	if c, r, err := ParseAccept("host-network-mode=lab VM, no secrets"); err != nil || c != CodeHostNetwork || r != "lab VM, no secrets" {
+		t.Errorf("got %q %q %v", c, r, err)
+	}
+	for _, bad := range []string{"host-network-mode", "host-network-mode=", "no-such-code=why"} {
+		if _, _, err := ParseAccept(bad); err == nil {
+			t.Errorf("ParseAccept(%q) accepted", bad)
+		}
+	}
+}
+
+func TestCatalogIsComplete(t *testing.T) {
+	for _, r := range Catalog() {
+		if r.Severity == "" || r.Title == "" || r.Symptom == "" || r.Fix == "" || r.Probe == "" || r.Residual == "" {
+			t.Errorf("%s: incomplete rule %+v", r.Code, r)
+		}
+	}
+	for _, ch := range append(Checks(), WarnChecks()...) {
+		if ch.Name == "" || ch.Run == nil {
+			t.Errorf("unnamed check %+v", ch)
+		}
+	}
+}

@@ -1,0 +1,401 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// composeCase is one compose input: files written to a temp dir ({{DIR}}
+// and {{HOME}} are replaced by the dir and a fake home inside it), the
+// findings wanted for the listed codes, as "service code subject @file:line"
+// with $DIR and $HOME for the paths.
+type composeCase struct {
+	name     string
+	files    map[string]string
+	load     []string // compose files to load, default compose.yaml
+	profiles []string
+	env      []string
+	codes    []string
+	want     []string
+	wantErr  string // "file:line" substring of the error
+}
+
+func runComposeCase(t *testing.T, tc composeCase) {
+	t.Helper()
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home", "ana")
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	for name, body := range tc.files {
+		body = strings.NewReplacer("{{DIR}}", dir, "{{HOME}}", home).Replace(body)
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := tc.load
+	if load == nil {
+		load = []string{"compose.yaml"}
+	}
+	var files []string
+	for _, f := range load {
+		files = append(files, filepath.Join(dir, f))
+	}
+	env := append([]string{"HOME=" + home}, tc.env...)
+	cs, err := LoadCompose(context.Background(), files, ComposeOptions{Env: env, Profiles: tc.profiles})
+	if tc.wantErr != "" {
+		var ie *InputError
+		if err == nil || !errors.As(err, &ie) {
+			t.Fatalf("want an input error at %s, got %v", tc.wantErr, err)
+		}
+		if got := strings.ReplaceAll(err.Error(), dir+"/", ""); !strings.Contains(got, tc.wantErr) {
+			t.Fatalf("error %q does not name %s", got, tc.wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Audit(cs, Options{HomeDirs: []string{home}, Workspaces: []string{filepath.Join(dir, "ws")}})
+	got := renderFindings(r, tc.codes, dir, home)
+	if diff := cmp.Diff(tc.want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
+
+func renderFindings(r Report, codes []string, dir, home string) []string {
+	keep := wordSet(codes...)
+	rep := strings.NewReplacer(home, "$HOME", dir, "$DIR")
+	var out []string
+	for _, c := range r.Containers {
+		for _, f := range c.Findings {
+			if len(codes) > 0 && !keep[f.Code] {
+				continue
+			}
+			s := fmt.Sprintf("%s %s %s @%s:%d", c.Name, f.Code, f.Subject, filepath.Base(f.File), f.Line)
+			if f.Unknown {
+				s += " unknown"
+			}
+			out = append(out, rep.Replace(s))
+		}
+	}
+	return out
+}
+
+var mountCodes = []string{CodeContainerSocket, CodeHostRoot, CodeHomeDirectory, CodeSystemDirectory, CodeExtraWritable}
+
+func TestComposeTable(t *testing.T) {
+	for _, tc := range composeCases {
+		t.Run(tc.name, func(t *testing.T) { runComposeCase(t, tc) })
+	}
+}
+
+var composeCases = []composeCase{
+	{
+		name: "short and long volume syntax",
+		files: map[string]string{"compose.yaml": `services:
+  a:
+    image: x
+    volumes:
+      - /var/run/docker.sock:/var/run/docker.sock
+      - type: bind
+        source: /
+        target: /host
+        read_only: true
+      - /etc:/host-etc:ro
+      - {{DIR}}/ws:/workspace
+      - {{DIR}}/data:/data
+      - named:/named
+volumes:
+  named: {}
+`},
+		codes: mountCodes,
+		want: []string{
+			"a container-socket-mounted /var/run/docker.sock -> /var/run/docker.sock @compose.yaml:5",
+			"a host-root-mounted / -> /host @compose.yaml:6",
+			"a extra-writable-mount $DIR/data -> /data @compose.yaml:12",
+			"a extra-writable-mount named -> /named @compose.yaml:13",
+			"a system-directory-mounted /etc -> /host-etc @compose.yaml:10",
+		},
+	},
+	{
+		name: "HOME and tilde paths, read-only does not help",
+		files: map[string]string{"compose.yaml": `services:
+  a:
+    image: x
+    volumes:
+      - ${HOME}/.ssh:/root/.ssh:ro
+      - ~/:/home/agent
+`},
+		codes: mountCodes,
+		want: []string{
+			"a home-directory-mounted $HOME -> /home/agent @compose.yaml:6",
+			"a home-directory-mounted $HOME/.ssh -> /root/.ssh @compose.yaml:5",
+		},
+	},
+	{
+		name: "dot-dot and /var/run spellings of a socket",
+		files: map[string]string{"compose.yaml": `services:
+  a:
+    image: x
+    volumes:
+      - /var/../run/docker.sock:/tmp/d.sock
+      - /run/containerd/s/abc123:/shim
+      - /var/run:/host-run:ro
+      - /run/user/1000:/xdg
+`},
+		codes: mountCodes,
+		want: []string{
+			"a container-socket-mounted /run/containerd/s/abc123 -> /shim @compose.yaml:6",
+			"a container-socket-mounted /run/user/1000 -> /xdg @compose.yaml:8",
+			"a container-socket-mounted /var/../run/docker.sock -> /tmp/d.sock @compose.yaml:5",
+			"a container-socket-mounted /var/run -> /host-run @compose.yaml:7",
+		},
+	},
+	{
+		name: "sockets under other names",
+		files: map[string]string{"compose.yaml": `services:
+  a:
+    image: x
+    volumes:
+      - /run/podman/podman.sock:/var/run/engine.sock
+      - /srv/proxy.sock:/var/run/docker.sock
+      - /opt/my-docker.sock:/x.sock
+      - /var/lib/kubelet/pod-resources/kubelet.sock:/k.sock
+      - /run/crio/crio.sock:/c.sock
+    use_api_socket: true
+    environment:
+      DOCKER_HOST: unix:///run/d.sock
+`},
+		codes: mountCodes,
+		want: []string{
+			"a container-socket-mounted /opt/my-docker.sock -> /x.sock @compose.yaml:7",
+			"a container-socket-mounted /run/crio/crio.sock -> /c.sock @compose.yaml:9",
+			"a container-socket-mounted /run/podman/podman.sock -> /var/run/engine.sock @compose.yaml:5",
+			"a container-socket-mounted /srv/proxy.sock -> /var/run/docker.sock @compose.yaml:6",
+			"a container-socket-mounted /var/lib/kubelet/pod-resources/kubelet.sock -> /k.sock @compose.yaml:8",
+			"a container-socket-mounted DOCKER_HOST @compose.yaml:12",
+			"a container-socket-mounted use_api_socket @compose.yaml:10",
+		},
+	},
+	{
+		name: "environment as a list, as a map, and env_file",
+		files: map[string]string{
+			"compose.yaml": `services:
+  list:
+    image: x
+    environment:
+      - OPENAI_API_KEY=sk-fake
+      - TOKENIZERS_PARALLELISM=false
+      - PASSED_TOKEN
+      - EMPTY_SECRET=
+  map:
+    image: x
+    env_file: agent.env
+    environment:
+      ANTHROPIC_API_KEY: fake
+      DB_URL: postgres://u:fakepw@db/x
+      KEY_FILE: /run/secrets/key
+`,
+			"agent.env": "# comment\nHF_TOKEN=hf_fake\nAWS_REGION=eu-west-1\nAWS_SECRET_ACCESS_KEY=fake\n",
+		},
+		codes: []string{CodeSecretInEnv},
+		want: []string{
+			"list secret-in-environment OPENAI_API_KEY @compose.yaml:5",
+			"list secret-in-environment PASSED_TOKEN @compose.yaml:7",
+			"map secret-in-environment ANTHROPIC_API_KEY @compose.yaml:13",
+			"map secret-in-environment AWS_SECRET_ACCESS_KEY @agent.env:4",
+			"map secret-in-environment DB_URL @compose.yaml:14",
+			"map secret-in-environment HF_TOKEN @agent.env:2",
+		},
+	},
+	{
+		name: "anchors and merge keys point at the anchor",
+		files: map[string]string{"compose.yaml": `x-base: &base
+  image: x
+  privileged: true
+  cap_add: [SYS_ADMIN]
+x-vols: &vols
+  - /etc/shadow:/shadow:ro
+services:
+  a:
+    <<: *base
+    volumes: *vols
+  b:
+    <<: *base
+    privileged: false
+`},
+		codes: []string{CodePrivileged, CodeCapsAdded, CodeSystemDirectory},
+		want: []string{
+			"a privileged-container privileged @compose.yaml:3",
+			"a system-directory-mounted /etc/shadow -> /shadow @compose.yaml:6",
+			"b capabilities-added CAP_SYS_ADMIN @compose.yaml:4",
+		},
+	},
+	{
+		name: "extends in the same and another file",
+		files: map[string]string{
+			"compose.yaml": `services:
+  base:
+    image: x
+    network_mode: host
+  child:
+    extends: base
+    user: "0:0"
+  remote:
+    extends:
+      file: common/base.yaml
+      service: shared
+`,
+			"common/base.yaml": `services:
+  shared:
+    image: x
+    pid: host
+    volumes:
+      - ../ws:/workspace
+`,
+		},
+		codes: []string{CodeHostNetwork, CodeHostPID, CodeRunsAsRoot, CodeExtraWritable},
+		want: []string{
+			"base host-network-mode network_mode: host @compose.yaml:4",
+			"base runs-as-root user (image default) @compose.yaml:2 unknown",
+			"child host-network-mode network_mode: host @compose.yaml:4",
+			"child runs-as-root user 0:0 @compose.yaml:7 unknown",
+			"remote host-pid-mode pid: host @base.yaml:4",
+			"remote runs-as-root user (image default) @compose.yaml:8 unknown",
+		},
+	},
+	{
+		name: "profiles: only enabled services are audited",
+		files: map[string]string{"compose.yaml": `services:
+  always:
+    image: x
+  debug:
+    image: x
+    profiles: [debug]
+    privileged: true
+`},
+		codes: []string{CodePrivileged},
+		want:  nil,
+	},
+	{
+		name:     "profiles: an enabled profile is audited",
+		profiles: []string{"debug"},
+		files: map[string]string{"compose.yaml": `services:
+  debug:
+    image: x
+    profiles: [debug]
+    privileged: true
+`},
+		codes: []string{CodePrivileged},
+		want:  []string{"debug privileged-container privileged @compose.yaml:5"},
+	},
+	{
+		name: "internal, non-internal, external and default networks",
+		files: map[string]string{"compose.yaml": `services:
+  inside:
+    image: x
+    networks: [inner]
+  outside:
+    image: x
+    networks: [inner, outer]
+  ext:
+    image: x
+    networks: [shared]
+  plain:
+    image: x
+  bridge:
+    image: x
+    network_mode: bridge
+  none:
+    image: x
+    network_mode: none
+networks:
+  inner:
+    internal: true
+  outer: {}
+  shared:
+    external: true
+`},
+		codes: []string{CodeNetworkPolicy, CodeHostNetwork},
+		want: []string{
+			"bridge network-policy-not-applied bridge @compose.yaml:13",
+			"ext network-policy-not-applied shared @compose.yaml:10 unknown",
+			"outside network-policy-not-applied outer @compose.yaml:7",
+			"plain network-policy-not-applied default @compose.yaml:11",
+		},
+	},
+	{
+		name: "network_mode service: takes the peer's network",
+		files: map[string]string{"compose.yaml": `services:
+  gw:
+    image: x
+    network_mode: host
+  agent:
+    image: x
+    network_mode: service:gw
+  sidecar:
+    image: x
+    networks: [inner]
+  peer:
+    image: x
+    network_mode: service:sidecar
+networks:
+  inner:
+    internal: true
+`},
+		codes: []string{CodeNetworkPolicy, CodeHostNetwork},
+		want: []string{
+			"agent host-network-mode network_mode: host @compose.yaml:7",
+			"gw host-network-mode network_mode: host @compose.yaml:4",
+		},
+	},
+	{
+		name: "user 0:0, cap_add ALL",
+		files: map[string]string{"compose.yaml": `services:
+  a:
+    image: x
+    user: "0:0"
+    cap_add: [ALL]
+    cap_drop: [ALL]
+    userns_mode: host
+`},
+		codes: []string{CodeRunsAsRoot, CodeCapsAdded, CodeNoUserNS},
+		want: []string{
+			"a capabilities-added ALL @compose.yaml:5",
+			"a runs-as-root user 0:0 @compose.yaml:4",
+		},
+	},
+	{
+		name:    "invalid YAML names file and line",
+		files:   map[string]string{"compose.yaml": "services:\n  a:\n    image: x\n   bad: [\n"},
+		wantErr: "compose.yaml:3: compose rejected the project: failed to parse compose.yaml: yaml: while parsing a block mapping at line 1, column 3: line 3, column 4: did not find expected key",
+	},
+	{
+		name:    "a second malformed YAML document",
+		files:   map[string]string{"compose.yaml": "services:\n  a:\n    image: x\n---\nservices: [\n  - {\n"},
+		wantErr: "compose.yaml:5:",
+	},
+	{
+		name:    "a compose validation error names the key's line",
+		files:   map[string]string{"compose.yaml": "services:\n  a:\n    image: x\n    volumes: 3\n"},
+		wantErr: "compose.yaml:4",
+	},
+	{
+		name:    "a wrong type names the key's line",
+		files:   map[string]string{"compose.yaml": "services:\n  a:\n    image: x\n    privileged: maybe\n"},
+		wantErr: "compose.yaml:4",
+	},
+}
