@@ -76,7 +76,7 @@ func checkAutoApprove(c *Container, o *Options) []Finding {
 	for _, e := range c.Env {
 		for _, a := range approveEnv {
 			if strings.EqualFold(e.Name, a.name) && a.match(e.Value) {
-				f := newFinding(CodeAutoApprove, e.Name, fmt.Sprintf("%s switches %s to acting without approval", e.Name, a.agent), e.Location)
+				f := newFinding(CodeAutoApprove, e.Name, fmt.Sprintf("%s switches %s to acting without approval", e.Name, a.agent), orLocation(e.Location, c.keyLocation("environment")))
 				f.Evidence = "env " + e.Name
 				out = append(out, f)
 			}

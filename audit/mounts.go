@@ -70,6 +70,9 @@ func checkMounts(c *Container, o *Options) []Finding {
 	var out []Finding
 	for _, m := range c.Mounts {
 		if f, ok := classifyMount(m, o); ok {
+			if f.File == "" {
+				f.Location = c.keyLocation("volumes")
+			}
 			out = append(out, f)
 		}
 	}
