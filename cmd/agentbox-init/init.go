@@ -32,6 +32,11 @@ func initMain() int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail(selftest.ExitInitFailed, "set non-dumpable", err)
 	}
+	// Outside a PID namespace (tests, --probe runs) orphans would escape
+	// to the host's init; as a subreaper init collects them itself.
+	if os.Getpid() != 1 {
+		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	}
 	cfg, err := receiveConfig(conn)
 	if err != nil {
 		return fail(selftest.ExitInitFailed, "config", err)
