@@ -162,4 +162,3 @@ func ForegroundOfTerminal() bool {
 	pgrp, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
 	return err == nil && pgrp == unix.Getpgrp()
 }
-

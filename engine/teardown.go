@@ -53,8 +53,12 @@ func Teardown(ctx context.Context, t Target, cleanups ...func() error) TeardownR
 		}
 	}
 	if t.Runtime.Path != "" {
-		note(t.Runtime.Kill(ctx, t.ID, syscall.SIGKILL, true))
-		note(t.Runtime.Delete(ctx, t.ID, true))
+		// delete --force kills what runs; only when it fails is an explicit
+		// kill of every process worth a second try.
+		if err := t.Runtime.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
+			note(t.Runtime.Kill(ctx, t.ID, syscall.SIGKILL, true))
+			note(t.Runtime.Delete(ctx, t.ID, true))
+		}
 	}
 	rec.SurvivingPids = waitGone(ctx, t.PidNS, 2*time.Second)
 	for _, pid := range rec.SurvivingPids {

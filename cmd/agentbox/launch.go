@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -53,7 +54,9 @@ func (e *stepError) Unwrap() error { return e.err }
 // step runs fn and classifies its error: bad input is exit 2, a refused
 // boundary 3, anything the host could not do 4.
 func step(name string, fn func() error) error {
+	start := time.Now()
 	err := fn()
+	trace(name, start)
 	if err == nil {
 		return nil
 	}
@@ -230,4 +233,14 @@ func (l *launch) teardown() *ledger.Teardown {
 	defer cancel()
 	rec := cleanRun(ctx, l.dirs, l.runDir, l.meta)
 	return &rec
+}
+
+// tracing prints each step's wall time on stderr when AGENTBOX_TRACE=1,
+// which is how the README's account of agentbox's own time was measured.
+var tracing = os.Getenv("AGENTBOX_TRACE") == "1"
+
+func trace(name string, start time.Time) {
+	if tracing {
+		fmt.Fprintf(os.Stderr, "agentbox: trace: %-16s %8.2fms\n", name, float64(time.Since(start).Microseconds())/1000)
+	}
 }

@@ -11,9 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sort"
-	"syscall"
 )
 
 // Exit codes shared by every subcommand (DESIGN.md §5). `run` passes the
@@ -53,10 +51,11 @@ func register(c command) {
 	commands[c.name] = c
 }
 
+// main gives subcommands a context that no signal cancels: a subcommand
+// that must survive a signal (run forwards them to the agent, then tears
+// down) installs its own handling; the others keep Go's default of exiting.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(dispatch(ctx, stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:]))
+	os.Exit(dispatch(context.Background(), stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}, os.Args[1:]))
 }
 
 // dispatch picks the subcommand named by args[0] and runs it.

@@ -95,7 +95,9 @@ func (l *launch) startAndWait(ctx context.Context, sigs <-chan os.Signal) (int, 
 	if err := step("start", func() error { return l.sess.Start(ctx) }); err != nil {
 		return exitHost, err
 	}
+	started := time.Now()
 	code, err := l.sess.Wait(ctx, sigs, l.plan.Terminal || !engine.ForegroundOfTerminal())
+	trace("agent", started)
 	if err != nil {
 		return exitHost, step("wait", func() error { return err })
 	}
@@ -131,7 +133,9 @@ func (l *launch) collectStale() error {
 
 // finish tears the sandbox down, verifies it, and appends the record.
 func (l *launch) finish(start time.Time, exit int, runErr error) {
+	began := time.Now()
 	td := l.teardown()
+	trace("teardown", began)
 	if err := l.releaseIDs(); err != nil {
 		fmt.Fprintf(l.io.Err, "agentbox: warning: %v\n", err)
 	}

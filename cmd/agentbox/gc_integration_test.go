@@ -1,0 +1,130 @@
+//go:build integration
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/ledger"
+)
+
+// waitForSandbox polls the run root until a run's meta.json names the
+// sandbox's first process, and returns the run directory and its meta.
+func waitForSandbox(t *testing.T, runRoot string) (string, engine.Meta) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		dirs, _ := filepath.Glob(filepath.Join(runRoot, "runs", "*", "meta.json"))
+		for _, m := range dirs {
+			var meta engine.Meta
+			if data, err := os.ReadFile(m); err == nil && json.Unmarshal(data, &meta) == nil && meta.InitPid > 0 && meta.PidNS != 0 {
+				if pids := engine.PidsInNamespace(meta.PidNS); len(pids) >= 3 {
+					return filepath.Dir(m), meta
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("sandbox did not start within 20s")
+	return "", engine.Meta{}
+}
+
+// A launcher killed with SIGKILL mid-run leaves its sandbox running; the
+// next `agentbox gc` finds it and leaves no process, mount, runtime state,
+// cgroup, id lease or run directory behind, and records what it found.
+func TestKilledLauncherIsCleanedByGC(t *testing.T) {
+	uid, gid := testUser(t)
+	ws := workspaceOwnedBy(t, uid, gid)
+	env := isolatedEnv(t)
+	runRoot := envValue(env, "AGENTBOX_RUN_ROOT")
+	cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000 & sleep 1000")
+	cmd.Env, cmd.Dir = env, ws
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	runDir, meta := waitForSandbox(t, runRoot)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if pids := engine.PidsInNamespace(meta.PidNS); len(pids) == 0 {
+		t.Fatal("the sandbox died with its launcher; this test then proves nothing about gc")
+	}
+
+	r := runIn(t, env, ws, "gc", "--json")
+	if r.code != 0 {
+		t.Fatalf("gc exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var rec ledger.Record
+	if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &rec); err != nil {
+		t.Fatalf("gc output %q: %v", r.stdout, err)
+	}
+	if rec.RunID != meta.RunID || rec.Teardown == nil || !rec.Teardown.Clean() {
+		t.Errorf("gc record %+v, want a clean teardown of %s", rec, meta.RunID)
+	}
+	assertNothingLeft(t, runDir, meta)
+	if again := runIn(t, env, ws, "gc", "--json"); again.code != 0 || again.stdout != "" {
+		t.Errorf("second gc found more: %d %q", again.code, again.stdout)
+	}
+}
+
+func assertNothingLeft(t *testing.T, runDir string, meta engine.Meta) {
+	t.Helper()
+	if pids := engine.PidsInNamespace(meta.PidNS); len(pids) > 0 {
+		t.Errorf("processes survive: %v", pids)
+	}
+	if _, err := os.Stat(runDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run directory %s still exists", runDir)
+	}
+	if _, err := os.Stat(filepath.Join(meta.Runtime.Root, meta.RunID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("runtime state of %s left in %s", meta.RunID, meta.Runtime.Root)
+	}
+	runRoot := filepath.Dir(filepath.Dir(runDir))
+	if _, err := os.Stat(filepath.Join(runRoot, "userns", meta.RunID+".lease")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("id lease of %s not released", meta.RunID)
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mounts), runDir) {
+		t.Errorf("mounts under %s remain", runDir)
+	}
+	if meta.Cgroup != "" {
+		if dirs, _ := filepath.Glob("/sys/fs/cgroup/*" + meta.Cgroup); len(dirs) > 0 {
+			t.Errorf("cgroups remain: %v", dirs)
+		}
+	}
+}
+
+// SIGTERM to the launcher reaches the agent, and the agent's way of
+// exiting is passed through; teardown follows.
+func TestSigtermReachesTheAgent(t *testing.T) {
+	uid, gid := testUser(t)
+	ws := workspaceOwnedBy(t, uid, gid)
+	env := isolatedEnv(t)
+	runRoot := envValue(env, "AGENTBOX_RUN_ROOT")
+	cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "trap 'echo got-term; exit 9' TERM; sleep 1000 & sleep 1000 & wait")
+	cmd.Env, cmd.Dir = env, ws
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	runDir, meta := waitForSandbox(t, runRoot)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 9 || !strings.Contains(out.String(), "got-term") {
+		t.Errorf("launcher ended with %v and output %q; want the agent's trap to run and exit 9", err, out.String())
+	}
+	assertNothingLeft(t, runDir, meta)
+}

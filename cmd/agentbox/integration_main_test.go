@@ -1,0 +1,141 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/testutil"
+)
+
+// agentboxBin is the binary under test: $AGENTBOX_BIN when the caller built
+// it (the rootless suite does), else built once here.
+var agentboxBin string
+
+func TestMain(m *testing.M) {
+	code, err := testMain(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Exit(code)
+}
+
+func testMain(m *testing.M) (int, error) {
+	if bin := os.Getenv("AGENTBOX_BIN"); bin != "" {
+		agentboxBin = bin
+		return m.Run(), nil
+	}
+	dir, err := os.MkdirTemp("", "agentbox-it-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return 0, err
+	}
+	agentboxBin = filepath.Join(dir, "agentbox")
+	build := exec.Command("go", "build", "-o", agentboxBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("build agentbox: %v\n%s", err, out)
+	}
+	return m.Run(), nil
+}
+
+// result is one finished agentbox invocation.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// env returns a launcher environment with private state and run roots, so
+// that tests never touch the machine's real ledger or each other's runs.
+func isolatedEnv(t *testing.T, extra ...string) []string {
+	t.Helper()
+	state := t.TempDir()
+	run, err := os.MkdirTemp("", "abr-") // short: unix socket paths live under it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(run) })
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + os.Getenv("HOME"), "TERM=dumb", "LANG=C.UTF-8",
+		"AGENTBOX_STATE_DIR=" + state, "AGENTBOX_RUN_ROOT=" + run}
+	return append(env, extra...)
+}
+
+func runIn(t *testing.T, env []string, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(agentboxBin, args...)
+	cmd.Env, cmd.Dir = env, dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run agentbox: %v", err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// envValue finds KEY=value in env.
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// testUser is the unprivileged user that scripts/test-setup.sh creates.
+func testUser(t *testing.T) (uid, gid int) {
+	t.Helper()
+	u, err := user.Lookup("agentbox-test")
+	if err != nil {
+		testutil.Skip(t, "user agentbox-test missing (scripts/test-setup.sh creates it)")
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid
+}
+
+// workspaceOwnedBy makes a workspace directory owned by uid:gid.
+func workspaceOwnedBy(t *testing.T, uid, gid int) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "agentbox-ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// observations parses key=value lines printed by a probe script.
+func observations(out string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			m[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return m
+}
