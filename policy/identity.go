@@ -81,4 +81,3 @@ func (r *resolver) personalize() {
 		}
 	}
 }
-

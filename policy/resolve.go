@@ -180,4 +180,3 @@ func (r *resolver) finishMounts() error {
 	}
 	return nil
 }
-

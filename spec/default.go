@@ -40,9 +40,9 @@ func Default() *specs.Spec {
 		},
 		Mounts: baseMounts(),
 		Linux: &specs.Linux{
-			Namespaces:        namespaces(),
-			MaskedPaths:       append([]string(nil), MaskedPaths...),
-			ReadonlyPaths:     append([]string(nil), ReadonlyPaths...),
+			Namespaces:    namespaces(),
+			MaskedPaths:   append([]string(nil), MaskedPaths...),
+			ReadonlyPaths: append([]string(nil), ReadonlyPaths...),
 			Resources: &specs.LinuxResources{
 				Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
 			},
