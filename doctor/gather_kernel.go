@@ -1,0 +1,140 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agentbox/agentbox/userns"
+)
+
+func gatherUser(_ context.Context, h Host, f *Facts) {
+	f.User.EUID = h.Sys.EUID()
+	if b, ok, _ := h.read("/etc/passwd"); ok {
+		f.User.Name, f.User.GID, f.User.Home = passwdEntry(b, f.User.EUID)
+	}
+	if home := h.Sys.Getenv("HOME"); filepath.IsAbs(home) {
+		f.User.Home = filepath.Clean(home)
+	}
+}
+
+// passwdEntry finds uid's name, primary gid and home in a passwd file.
+func passwdEntry(b []byte, uid int) (name string, gid uint32, home string) {
+	for _, line := range strings.Split(string(b), "\n") {
+		p := strings.Split(line, ":")
+		if len(p) < 7 || p[2] != strconv.Itoa(uid) {
+			continue
+		}
+		g, _ := strconv.ParseUint(p[3], 10, 32)
+		return p[0], uint32(g), p[5]
+	}
+	return "", 0, ""
+}
+
+func gatherOS(_ context.Context, h Host, f *Facts) {
+	b, ok, _ := h.read("/etc/os-release")
+	if !ok {
+		b, _, _ = h.read("/usr/lib/os-release")
+	}
+	f.OS = parseOSRelease(b)
+}
+
+// parseOSRelease reads the KEY=value lines of os-release(5).
+func parseOSRelease(b []byte) OSRelease {
+	kv := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if ok {
+			kv[k] = strings.Trim(v, `"'`)
+		}
+	}
+	return OSRelease{ID: kv["ID"], VersionID: kv["VERSION_ID"], Codename: kv["VERSION_CODENAME"], Pretty: kv["PRETTY_NAME"]}
+}
+
+func gatherKernel(_ context.Context, h Host, f *Facts) {
+	f.Kernel, _ = h.readString("/proc/sys/kernel/osrelease")
+}
+
+func gatherUserNS(ctx context.Context, h Host, f *Facts) {
+	f.UserNS.Max = sysctl(h, "/proc/sys/user/max_user_namespaces")
+	f.UserNS.UnprivClone = sysctl(h, "/proc/sys/kernel/unprivileged_userns_clone")
+	f.UserNS.AppArmorRestrict = sysctl(h, "/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+	err := h.Sys.NewUserNamespace(ctx)
+	f.UserNS.CreateRan = !errors.Is(err, errProbeNotRun)
+	if err != nil {
+		f.UserNS.CreateErr = err.Error()
+	}
+}
+
+func sysctl(h Host, p string) Sysctl {
+	v, ok := h.readString(p)
+	return Sysctl{Present: ok, Value: v}
+}
+
+// gatherIDs decides where a sandbox's ids come from, as the launcher will:
+// as root from id slots (userns.HostIDs), rootless from the user's own
+// subordinate ranges (userns.RootlessMappings).
+func gatherIDs(_ context.Context, h Host, f *Facts) {
+	ids, err := userns.ReadHostIDs(h.path("/etc"))
+	if err != nil {
+		f.IDs.Err = strings.ReplaceAll(err.Error(), h.path("/etc"), "/etc")
+		return
+	}
+	f.IDs.NewIDMap = onPath(h, "newuidmap") && onPath(h, "newgidmap")
+	if !f.User.Rootless() {
+		rootIDs(ids, f)
+		return
+	}
+	uid := uint32(f.User.EUID)
+	f.IDs.SubUIDs = userns.Owned(ids.SubUIDs, f.User.Name, uid)
+	f.IDs.SubGIDs = userns.Owned(ids.SubGIDs, f.User.Name, uid)
+	rl, err := userns.RootlessMappings(userns.RootlessInput{
+		Name: f.User.Name, UID: uid, GID: f.User.GID, AgentUID: uid, AgentGID: f.User.GID,
+		SubUIDs: ids.SubUIDs, SubGIDs: ids.SubGIDs, NewIDMap: f.IDs.NewIDMap,
+	})
+	if err != nil {
+		f.IDs.Err = err.Error()
+		return
+	}
+	f.IDs.Mode, f.IDs.Reason = rl.Mode, rl.Reason
+}
+
+func rootIDs(ids userns.HostIDs, f *Facts) {
+	f.IDs.Source = ids.Source()
+	f.IDs.SubUIDs = userns.Owned(ids.SubUIDs, userns.DedicatedOwner, ^uint32(0))
+	f.IDs.SubGIDs = userns.Owned(ids.SubGIDs, userns.DedicatedOwner, ^uint32(0))
+	slots, err := ids.Slots()
+	if err == nil {
+		for range slots {
+			return
+		}
+		err = userns.ErrExhausted
+	}
+	f.IDs.SlotsErr = err.Error()
+}
+
+func onPath(h Host, name string) bool {
+	_, err := h.Sys.LookPath(name)
+	return err == nil
+}
+
+func gatherSeccomp(_ context.Context, h Host, f *Facts) {
+	if b, ok, _ := h.read("/proc/self/status"); ok {
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			switch k {
+			case "Seccomp":
+				f.Seccomp.Mode = strings.TrimSpace(v)
+			case "Seccomp_filters":
+				f.Seccomp.Filters = strings.TrimSpace(v)
+			}
+		}
+	}
+	if b, ok, _ := h.read("/proc/sys/kernel/seccomp/actions_avail"); ok {
+		f.Seccomp.ActionsRead = true
+		f.Seccomp.Actions = strings.Fields(string(bytes.TrimSpace(b)))
+	}
+}

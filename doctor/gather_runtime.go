@@ -1,0 +1,99 @@
+package doctor
+
+import (
+	"context"
+	"regexp"
+	"strings"
+)
+
+// runtimeNames are the OCI runtimes agentbox can drive, default first.
+var runtimeNames = []string{"runc", "crun", "runsc"}
+
+// defaultRuntime is the runtime a policy without runtime: uses.
+const defaultRuntime = "runc"
+
+func gatherRuntimes(ctx context.Context, h Host, f *Facts) {
+	for _, name := range runtimeNames {
+		p, err := h.Sys.LookPath(name)
+		if err != nil {
+			continue
+		}
+		rt := RuntimeFacts{Name: name, Path: p}
+		out, err := h.Sys.Output(ctx, p, "--version")
+		rt.Version = parseRuntimeVersion(string(out))
+		if rt.Version == "" {
+			rt.VersionErr = "no version in `" + name + " --version` output"
+			if err != nil {
+				rt.VersionErr = err.Error()
+			}
+		}
+		rt.Package = owningPackage(ctx, h, p)
+		f.Runtimes = append(f.Runtimes, rt)
+	}
+}
+
+// runtimeVersionRE finds "runc version 1.1.5+ds1", "crun version 1.8.1" or
+// "runsc version release-20240513.0" on the first line.
+var runtimeVersionRE = regexp.MustCompile(`(?m)^\S+ version (\S+)`)
+
+func parseRuntimeVersion(out string) string {
+	m := runtimeVersionRE.FindStringSubmatch(out)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// owningPackage asks dpkg, then rpm, which package installed path.
+func owningPackage(ctx context.Context, h Host, p string) *Package {
+	if _, err := h.Sys.LookPath("dpkg-query"); err == nil {
+		if pkg := dpkgOwner(ctx, h, p); pkg != nil {
+			return pkg
+		}
+	}
+	if _, err := h.Sys.LookPath("rpm"); err == nil {
+		return rpmOwner(ctx, h, p)
+	}
+	return nil
+}
+
+// dpkgOwner runs `dpkg-query -S PATH` ("runc: /usr/sbin/runc") and then
+// `dpkg-query -W -f '${Version}' PKG`.
+func dpkgOwner(ctx context.Context, h Host, p string) *Package {
+	out, err := h.Sys.Output(ctx, "dpkg-query", "-S", p)
+	if err != nil {
+		return nil
+	}
+	name, _, ok := strings.Cut(strings.TrimSpace(firstLine(string(out))), ": ")
+	if !ok || strings.Contains(name, ",") { // "diversion by" lines and shared paths
+		return nil
+	}
+	name, _, _ = strings.Cut(name, ":") // drop ":amd64"
+	v, err := h.Sys.Output(ctx, "dpkg-query", "-W", "-f", "${Version}", name)
+	if err != nil || strings.TrimSpace(string(v)) == "" {
+		return nil
+	}
+	return &Package{Manager: "dpkg", Name: name, Version: strings.TrimSpace(string(v))}
+}
+
+// rpmOwner runs `rpm -qf --qf '%{NAME} %{EPOCH} %{VERSION} %{RELEASE}\n'`.
+func rpmOwner(ctx context.Context, h Host, p string) *Package {
+	out, err := h.Sys.Output(ctx, "rpm", "-qf", "--qf", `%{NAME} %{EPOCH} %{VERSION} %{RELEASE}\n`, p)
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(firstLine(string(out)))
+	if len(f) != 4 {
+		return nil
+	}
+	v := f[2] + "-" + f[3]
+	if f[1] != "(none)" && f[1] != "0" {
+		v = f[1] + ":" + v
+	}
+	return &Package{Manager: "rpm", Name: f[0], Version: v}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
