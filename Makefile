@@ -1,0 +1,55 @@
+# agentbox: the targets mirror CI (.ci/run calls `make test`).
+# Run `make help` for the list.
+
+GO      ?= go
+BIN     := bin
+LINT    := $(BIN)/golangci-lint
+LINTVER := v2.15.0
+
+.PHONY: help build setup test integration rootless unit lint generate verify-generate bench run
+
+help: ## list the targets
+	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## build bin/agentbox and bin/agentbox-init (static, no cgo)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/agentbox ./cmd/agentbox
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/agentbox-init ./cmd/agentbox-init
+
+setup: ## install and start what the tests need: packages, test user, Docker (root; idempotent)
+	scripts/test-setup.sh
+
+unit: ## unit tests only (no root, no daemons)
+	$(GO) test -count=1 ./...
+
+test: setup build ## what CI runs: vet, generated files, unit + integration as root, then rootless
+	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
+	$(MAKE) verify-generate
+	$(GO) test -tags integration -count=1 -timeout 25m ./...
+	scripts/test-rootless.sh
+
+integration: setup build ## unit and integration tests as root (real runc, kernel, Docker)
+	$(GO) test -tags integration -count=1 -timeout 25m ./...
+
+rootless: setup ## the launcher's integration suite as the unprivileged user agentbox-test
+	scripts/test-rootless.sh
+
+lint: $(LINT) ## golangci-lint (installed into bin/ on first use) and go vet
+	$(GO) vet ./...
+	$(LINT) run ./...
+
+$(LINT):
+	GOBIN=$(CURDIR)/$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(LINTVER)
+
+generate: ## regenerate checked-in files (seccomp JSON, AppArmor profile, goldens stay manual)
+	$(GO) generate ./...
+
+verify-generate: ## fail when regenerating would change a checked-in file
+	$(GO) generate ./...
+	@git diff --exit-code -- seccomp/profiles apparmor || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+
+bench: build ## benchmarks: agentbox run vs plain runc, seccomp compile, probe suite, gateway
+	scripts/bench.sh
+
+run: build ## build, install what is missing, and run a sandboxed shell (a scripted demo without a terminal)
+	scripts/run.sh

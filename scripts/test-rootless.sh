@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# test-rootless.sh: run the launcher's integration suite a second time as the
+# unprivileged user agentbox-test (created by test-setup.sh), so that
+# rootless agentbox is tested for real. Run as root.
+set -euo pipefail
+
+test_user=agentbox-test
+if [ "$(id -u)" != 0 ]; then
+	echo "test-rootless: run as root; it switches to $test_user itself" >&2
+	exit 1
+fi
+id "$test_user" >/dev/null 2>&1 || { echo "test-rootless: no user $test_user (run scripts/test-setup.sh)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/agentbox-rootless.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+CGO_ENABLED=0 go build -o "$work/agentbox" ./cmd/agentbox
+CGO_ENABLED=0 go build -o "$work/agentbox-init" ./cmd/agentbox-init
+go test -c -tags integration -o "$work/agentbox.test" ./cmd/agentbox
+chmod 755 "$work"/*
+
+home=$(getent passwd "$test_user" | cut -d: -f6)
+cd "$work"
+exec runuser -u "$test_user" -- env -i \
+	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	HOME="$home" USER="$test_user" LANG=C.UTF-8 \
+	AGENTBOX_BIN="$work/agentbox" AGENTBOX_TEST_STRICT="${AGENTBOX_TEST_STRICT:-}" \
+	"$work/agentbox.test" -test.count=1 -test.timeout=10m ${TESTFLAGS:-}
