@@ -1,9 +1,29 @@
 package audit
 
-import specs "github.com/opencontainers/runtime-spec/specs-go"
+import (
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/seccomp"
+)
 
 // seccompWeak compares a profile with agentbox's: it returns the syscalls
-// agentbox denies that p allows, and whether the comparison was made.
+// agentbox denies that p lets through (outright or for some arguments), and
+// whether the comparison was made.
 func seccompWeak(p *specs.LinuxSeccomp) ([]string, bool) {
-	return nil, false
+	if p == nil {
+		return nil, false
+	}
+	return seccomp.Weaknesses(p), true
+}
+
+// parseSeccomp reads a Docker, Podman or OCI seccomp profile given inline
+// (what the docker CLI sends and inspect shows), resolving Docker's
+// conditional rules for a container holding caps.
+func parseSeccomp(b []byte, caps []string) (*specs.LinuxSeccomp, error) {
+	return seccomp.Parse("inline profile", b, seccomp.Target{Caps: caps})
+}
+
+// loadSeccompFile reads a profile file the same way.
+func loadSeccompFile(path string, caps []string) (*specs.LinuxSeccomp, error) {
+	return seccomp.LoadFileFor(path, seccomp.Target{Caps: caps})
 }

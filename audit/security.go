@@ -1,13 +1,8 @@
 package audit
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"sort"
 	"strings"
-
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // inspectSecurity reads docker/podman/compose security options
@@ -24,7 +19,7 @@ func inspectSecurity(opts []string, c *Container) {
 				c.NoNewPrivileges = Yes
 			}
 		case "seccomp":
-			c.Seccomp = seccompOpt(v)
+			c.Seccomp = seccompOpt(v, c.Caps)
 		case "apparmor":
 			c.AppArmor = v
 		case "label":
@@ -45,13 +40,13 @@ func splitSecurityOpt(o string) (string, string) {
 
 // seccompOpt reads the value of seccomp=: unconfined, inline JSON (what the
 // docker CLI sends and inspect shows) or a profile path (podman, compose).
-func seccompOpt(v string) Seccomp {
+func seccompOpt(v string, caps []string) Seccomp {
 	switch {
 	case v == "unconfined":
 		return Seccomp{Mode: "unconfined"}
 	case strings.HasPrefix(strings.TrimSpace(v), "{"):
 		s := Seccomp{Mode: "custom", Profile: "inline profile"}
-		p, err := parseSeccomp([]byte(v))
+		p, err := parseSeccomp([]byte(v), caps)
 		if err != nil {
 			s.Error = err.Error()
 			return s
@@ -60,33 +55,13 @@ func seccompOpt(v string) Seccomp {
 		return s
 	}
 	s := Seccomp{Mode: "custom", Profile: v}
-	p, err := loadSeccompFile(v)
+	p, err := loadSeccompFile(v, caps)
 	if err != nil {
 		s.Error = err.Error()
 		return s
 	}
 	s.Weak, s.WeakKnown = seccompWeak(p)
 	return s
-}
-
-// parseSeccomp reads a Docker-format or OCI seccomp profile.
-func parseSeccomp(b []byte) (*specs.LinuxSeccomp, error) {
-	var p specs.LinuxSeccomp
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("parse seccomp profile: %w", err)
-	}
-	if p.DefaultAction == "" {
-		return nil, fmt.Errorf("parse seccomp profile: defaultAction is missing")
-	}
-	return &p, nil
-}
-
-func loadSeccompFile(path string) (*specs.LinuxSeccomp, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read seccomp profile: %w", err)
-	}
-	return parseSeccomp(b)
 }
 
 func sortNetworks(ns []Network) {

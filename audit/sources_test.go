@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/seccomp/profiles"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -68,7 +70,7 @@ func TestInspectFixtures(t *testing.T) {
 		{"weak.json", []string{
 			"capabilities-added high", "devices-mounted high", "host-ipc-mode high", "host-pid-mode high",
 			"network-policy-not-applied high", "proc-masks-removed high", "runs-as-root high unknown",
-			"seccomp-profile-weak high" + weakSuffix(), "apparmor-unconfined medium", "capabilities-not-dropped medium",
+			"seccomp-profile-weak high", "apparmor-unconfined medium", "capabilities-not-dropped medium",
 			"new-privileges-allowed medium", "no-resource-limits medium", "selinux-unconfined medium",
 			"writable-root-filesystem medium", "host-uts-mode low", "sysctls-set low",
 		}},
@@ -125,11 +127,11 @@ func TestFromSpec(t *testing.T) {
 			{Destination: "/home/agent/.ssh", Source: "/home/ana/.ssh", Options: []string{"bind", "ro"}},
 		},
 		Linux: &specs.Linux{
-			Namespaces: []specs.LinuxNamespace{{Type: "pid"}, {Type: "ipc"}, {Type: "uts"}, {Type: "mount"}, {Type: "network", Path: "/run/netns/ab"}, {Type: "user"}},
+			Namespaces:  []specs.LinuxNamespace{{Type: "pid"}, {Type: "ipc"}, {Type: "uts"}, {Type: "mount"}, {Type: "network", Path: "/run/netns/ab"}, {Type: "user"}},
 			UIDMappings: []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}},
 			Resources:   &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: &mem}, Pids: &specs.LinuxPids{Limit: &pids}},
 			MaskedPaths: MaskedPaths, ReadonlyPaths: ReadonlyPaths,
-			Devices:     []specs.LinuxDevice{{Path: "/dev/null", Type: "c"}, {Path: "/dev/kvm", Type: "c"}},
+			Devices: []specs.LinuxDevice{{Path: "/dev/null", Type: "c"}, {Path: "/dev/kvm", Type: "c"}},
 		},
 	}
 	r := Spec(s, Options{Workspaces: []string{"/work/project"}, AllowEnv: []string{"ANTHROPIC_API_KEY"}})
@@ -244,5 +246,20 @@ func TestHostHomes(t *testing.T) {
 	}
 	if got, want := HostHomes(p, "/srv/me"), []string{"/srv/me", "/root", "/home/ana"}; !cmp.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestSpecSeccompAgainstAgentboxProfile(t *testing.T) {
+	own, err := profiles.Default().NativeOCI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &specs.Spec{Version: "1.2.0", Process: &specs.Process{}, Linux: &specs.Linux{Seccomp: own}}
+	if got := FromSpec(s, "x").Seccomp; got.Mode != "custom" || !got.WeakKnown || len(got.Weak) != 0 {
+		t.Errorf("agentbox's own profile: %+v", got)
+	}
+	s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActAllow}
+	if got := FromSpec(s, "x").Seccomp; len(got.Weak) == 0 {
+		t.Errorf("an allow-all profile is not weak: %+v", got)
 	}
 }
