@@ -1,0 +1,210 @@
+//go:build integration
+
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/seccomp/profiles"
+)
+
+// These tests run real containers on a local Docker engine. The engine is
+// started by scripts/docker-up.sh and the image built, from local files only,
+// by scripts/docker-images.sh; nothing is pulled. Containers get no traffic:
+// they only sleep while the audit reads their configuration.
+
+const testImage = "agentbox-test/busybox:latest"
+
+// fakeToken has a token's shape and is worthless.
+const fakeToken = "ghp_FAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKE0000"
+
+type dockerEnv struct {
+	t      *testing.T
+	prefix string
+	engine *Engine
+}
+
+func requireDocker(t *testing.T) *dockerEnv {
+	t.Helper()
+	testutil.RequireRoot(t)
+	testutil.RequireBinary(t, "docker", "docker.io")
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		testutil.Skip(t, "no Docker engine answers on /var/run/docker.sock (run scripts/docker-up.sh)")
+	}
+	if err := exec.Command("docker", "image", "inspect", testImage).Run(); err != nil {
+		script, _ := filepath.Abs(filepath.Join("..", "scripts", "docker-images.sh"))
+		if out, err := exec.Command(script).CombinedOutput(); err != nil {
+			t.Fatalf("build the test image with %s: %v\n%s", script, err, out)
+		}
+	}
+	e, err := NewEngine("docker", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return &dockerEnv{t: t, prefix: "abx-audit-" + hex.EncodeToString(b), engine: e}
+}
+
+func (d *dockerEnv) run(args ...string) string {
+	d.t.Helper()
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err != nil {
+		d.t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// network creates a bridge network, internal or not, removed at cleanup.
+func (d *dockerEnv) network(name string, internal bool) string {
+	d.t.Helper()
+	name = d.prefix + "-" + name
+	args := []string{"network", "create"}
+	if internal {
+		args = append(args, "--internal")
+	}
+	d.run(append(args, name)...)
+	d.t.Cleanup(func() { exec.Command("docker", "network", "rm", name).Run() })
+	return name
+}
+
+// container creates and starts a container, removed at cleanup. This VM's
+// capability bounding set lacks CAP_SYS_RESOURCE, so runc cannot start a
+// container that asks for every capability; such a container stays created,
+// and the audit reads its configuration all the same.
+func (d *dockerEnv) container(name string, args ...string) string {
+	d.t.Helper()
+	name = d.prefix + "-" + name
+	d.t.Cleanup(func() { exec.Command("docker", "rm", "-f", name).Run() })
+	create := append([]string{"create", "--name", name}, args...)
+	d.run(create...)
+	if out, err := exec.Command("docker", "start", name).CombinedOutput(); err != nil {
+		if !strings.Contains(string(out), "unable to apply caps") {
+			d.t.Fatalf("docker start %s: %v\n%s", name, err, out)
+		}
+		d.t.Logf("%s stays created: this host cannot grant every capability (%s)", name, strings.TrimSpace(string(out)))
+	}
+	return name
+}
+
+func (d *dockerEnv) audit(name string, opts Options) []Finding {
+	d.t.Helper()
+	c, err := d.engine.Container(context.Background(), name)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return Audit([]Container{c}, opts).Containers[0].Findings
+}
+
+func hasCode(fs []Finding, code string) bool {
+	for _, f := range fs {
+		if f.Code == code && f.Fails() {
+			return true
+		}
+	}
+	return false
+}
+
+// agentboxProfile writes agentbox's seccomp profile for this machine.
+func agentboxProfile(t *testing.T) string {
+	t.Helper()
+	arch, err := profiles.ArchForGOARCH(runtime.GOARCH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := profiles.Default().JSON(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "agentbox-seccomp.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fakeHome makes a home directory with an .ssh inside the test's temp dir,
+// never the real user's.
+func fakeHome(t *testing.T) string {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home", "ana")
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("not a key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+func TestDockerFaults(t *testing.T) {
+	d := requireDocker(t)
+	home := fakeHome(t)
+	open := d.network("open", false)
+	opts := Options{HomeDirs: []string{home}}
+	tests := []struct {
+		name string
+		args []string
+		code string
+	}{
+		{"home", []string{"-v", filepath.Join(home, ".ssh") + ":/root/.ssh:ro", testImage}, CodeHomeDirectory},
+		{"socket", []string{"-v", "/var/run/docker.sock:/var/run/docker.sock", testImage}, CodeContainerSocket},
+		{"secret", []string{"-e", "GITHUB_TOKEN=" + fakeToken, testImage}, CodeSecretInEnv},
+		{"network", []string{"--network", open, testImage}, CodeNetworkPolicy},
+		{"autoapprove", []string{"-v", "/var/run/docker.sock:/var/run/docker.sock", testImage, "codex", "--dangerously-bypass-approvals-and-sandbox"}, CodeAutoApprove},
+		{"privileged", []string{"--privileged", testImage}, CodePrivileged},
+		{"capadd", []string{"--cap-add", "SYS_ADMIN", testImage}, CodeCapsAdded},
+		{"hostnet", []string{"--network", "host", testImage}, CodeHostNetwork},
+		{"unconfined", []string{"--security-opt", "seccomp=unconfined", testImage}, CodeSeccompUnconfined},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d.t = t
+			fs := d.audit(d.container(tc.name, tc.args...), opts)
+			if !hasCode(fs, tc.code) {
+				t.Errorf("the audit does not name %s; it found %v", tc.code, codesOf(fs))
+			}
+		})
+	}
+}
+
+func TestDockerAutoApproveAloneIsANote(t *testing.T) {
+	d := requireDocker(t)
+	inner := d.network("inner", true)
+	name := d.container("yolo", hardenedArgs(t, inner, testImage, "claude", "--dangerously-skip-permissions")...)
+	fs := d.audit(name, Options{})
+	if hasCode(fs, CodeAutoApprove) || !strings.Contains(strings.Join(codesOf(fs), ","), "auto-approve-permission-mode info") {
+		t.Errorf("auto-approve alone should be informational: %v", codesOf(fs))
+	}
+}
+
+func hardenedArgs(t *testing.T, network string, tail ...string) []string {
+	return append([]string{
+		"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+		"--security-opt", "seccomp=" + agentboxProfile(t), "--user", "1000:1000",
+		"--network", network, "--memory", "64m", "--pids-limit", "64",
+	}, tail...)
+}
+
+func TestDockerHardenedIsClean(t *testing.T) {
+	d := requireDocker(t)
+	inner := d.network("inner", true)
+	name := d.container("hardened", hardenedArgs(t, inner, testImage)...)
+	fs := d.audit(name, Options{})
+	for _, f := range fs {
+		if f.Fails() {
+			t.Errorf("hardened container: %s %s: %s", f.Code, f.Subject, f.Detail)
+		}
+	}
+}
