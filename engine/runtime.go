@@ -27,6 +27,9 @@ type Runtime struct {
 	// Root is the runtime's state directory (--root); agentbox keeps its
 	// own so that its containers never mix with other engines'.
 	Root string
+	// UserNS, for a rootless launcher with subordinate ids, is the user
+	// namespace every invocation of the runtime runs in; nil otherwise.
+	UserNS *UserNS `json:",omitempty"`
 }
 
 // Stdio are the streams given to the sandbox's first process when it has
@@ -57,10 +60,29 @@ type State struct {
 	Bundle string `json:"bundle"`
 }
 
-func (r Runtime) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, r.Path, append([]string{"--root", r.Root}, args...)...)
+// command prepares one invocation; extra is the number of extra files
+// the caller will pass.
+func (r Runtime) command(ctx context.Context, extra int, args ...string) *exec.Cmd {
+	full := append([]string{"--root", r.Root}, args...)
+	var cmd *exec.Cmd
+	if r.UserNS != nil {
+		cmd = r.UserNS.command(ctx, r.Path, full, extra)
+	} else {
+		cmd = exec.CommandContext(ctx, r.Path, full...)
+	}
 	cmd.Env = runtimeEnv()
 	return cmd
+}
+
+// execute runs cmd to completion, inside the user namespace if any.
+func (r Runtime) execute(cmd *exec.Cmd) error {
+	if r.UserNS == nil {
+		return cmd.Run()
+	}
+	if err := r.UserNS.start(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
 }
 
 // runtimeEnv is the environment of runtime invocations: enough to work, and
@@ -87,10 +109,10 @@ func (r Runtime) Create(ctx context.Context, id, bundle string, o CreateOptions)
 	if n := len(o.ExtraFiles); n > 0 {
 		args = append(args, "--preserve-fds", strconv.Itoa(n))
 	}
-	cmd := r.command(ctx, append(args, id)...)
+	cmd := r.command(ctx, len(o.ExtraFiles), append(args, id)...)
 	setStdio(cmd, o.Stdio)
 	cmd.ExtraFiles = o.ExtraFiles
-	if err := cmd.Run(); err != nil {
+	if err := r.execute(cmd); err != nil {
 		return 0, r.cmdError("create", err, logErrors(logFile))
 	}
 	return readPid(pidFile)
@@ -199,14 +221,13 @@ func (r Runtime) run(ctx context.Context, args ...string) error {
 }
 
 func (r Runtime) output(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := r.command(ctx, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, r.cmdError(args[0], err, stderr.String())
+	cmd := r.command(ctx, 0, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := r.execute(cmd); err != nil {
+		return stdout.Bytes(), r.cmdError(args[0], err, stderr.String())
 	}
-	return out, nil
+	return stdout.Bytes(), nil
 }
 
 // cmdError turns a failed runtime invocation into an error carrying the

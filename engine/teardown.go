@@ -52,17 +52,18 @@ func Teardown(ctx context.Context, t Target, cleanups ...func() error) TeardownR
 			rec.Errors = append(rec.Errors, err.Error())
 		}
 	}
+	// The launcher kills the sandbox's processes itself first: it may
+	// signal them where the runtime, run in a fresh user namespace for a
+	// rootless launcher, may not. The runtime then deletes its state.
+	killNamespace(t.PidNS)
+	waitGone(ctx, t.PidNS, 2*time.Second)
 	if t.Runtime.Path != "" {
-		// delete --force kills what runs; only when it fails is an explicit
-		// kill of every process worth a second try.
 		if err := t.Runtime.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
-			note(t.Runtime.Kill(ctx, t.ID, syscall.SIGKILL, true))
-			note(t.Runtime.Delete(ctx, t.ID, true))
+			_ = t.Runtime.Kill(ctx, t.ID, syscall.SIGKILL, true)
+			if err := t.Runtime.Delete(ctx, t.ID, false); err != nil && !errors.Is(err, ErrNotFound) {
+				note(err)
+			}
 		}
-	}
-	rec.SurvivingPids = waitGone(ctx, t.PidNS, 2*time.Second)
-	for _, pid := range rec.SurvivingPids {
-		note(unix.Kill(pid, unix.SIGKILL))
 	}
 	rec.SurvivingPids = waitGone(ctx, t.PidNS, time.Second)
 	rec.CgroupLeft = removeCgroups(t.Cgroup)
@@ -88,6 +89,16 @@ func Teardown(ctx context.Context, t Target, cleanups ...func() error) TeardownR
 		rec.Decision = "residue"
 	}
 	return rec
+}
+
+// killNamespace sends SIGKILL to every process in pid namespace ns.
+func killNamespace(ns uint64) {
+	if ns == 0 {
+		return
+	}
+	for _, pid := range PidsInNamespace(ns) {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
 }
 
 // waitGone polls until no process is in pid namespace ns, or timeout, and

@@ -34,6 +34,10 @@ type Host struct {
 	SELinux       bool
 	AppArmor      bool
 	SELinuxLabels [2]string
+	// RootlessSingle is true for a rootless launcher that has no
+	// subordinate ids (or no newuidmap): its own uid is then the only id of
+	// the sandbox, and the agent is root of its user namespace.
+	RootlessSingle bool
 	// FS reads paths: stat, symlink resolution and PATH lookup.
 	FS FS
 	// MapIDs builds the user namespace maps for an identity (userns does

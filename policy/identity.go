@@ -19,6 +19,10 @@ func (r *resolver) resolveIdentity() error {
 	}
 	id := Identity{UID: AgentUID, GID: AgentGID, User: AgentUser, Home: AgentHome, Rootless: r.h.EUID != 0}
 	switch {
+	case id.Rootless && r.h.RootlessSingle:
+		id.UID, id.GID = 0, 0
+		id.KeepUID, id.KeepGID = ptr(r.h.EUID), ptr(r.h.EGID)
+		r.residual("agent-root-in-userns", "this user has no subordinate ids, so the sandbox has one id: the agent runs as root of its own user namespace (this user on the host, without capabilities); add subuid/subgid entries and install uidmap for an unprivileged agent uid")
 	case id.Rootless:
 		id.UID, id.GID = r.h.EUID, r.h.EGID
 		id.KeepUID, id.KeepGID = ptr(r.h.EUID), ptr(r.h.EGID)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/user"
 	"strconv"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/userns"
 )
@@ -17,6 +19,9 @@ type idAllocation struct {
 	alloc    *userns.Allocator
 	lease    *userns.Lease
 	rootless *userns.Rootless
+	// userNS is where a rootless launcher with subordinate ids runs its
+	// runtime (see engine.UserNS); nil as root or without subordinate ids.
+	userNS *engine.UserNS
 }
 
 // allocateIDs leases an id slot (as root) and installs the id mapper the
@@ -24,8 +29,7 @@ type idAllocation struct {
 // shown as the one a run would get.
 func (l *launch) allocateIDs(dry bool) error {
 	if l.host.EUID != 0 {
-		l.host.MapIDs = l.rootlessMapper()
-		return nil
+		return l.rootlessIDs()
 	}
 	ids, err := userns.ReadHostIDs("/etc")
 	if err != nil {
@@ -86,6 +90,38 @@ func mapSlot(slot userns.Slot, req policy.IDRequest) (uids, gids []specs.LinuxID
 	return uids, gids, nil
 }
 
+// rootlessIDs decides between the two rootless modes: with subordinate ids
+// and newuidmap, the runtime runs in an outer user namespace and the agent
+// keeps this user's uid; without, the sandbox has this user's uid only.
+func (l *launch) rootlessIDs() error {
+	ids, err := userns.ReadHostIDs("/etc")
+	if err != nil {
+		return err
+	}
+	name := userName(l.host.EUID)
+	subU, subG := userns.Owned(ids.SubUIDs, name, l.host.EUID), userns.Owned(ids.SubGIDs, name, l.host.EUID)
+	l.host.RootlessSingle = len(subU) == 0 || len(subG) == 0 || !userns.HaveNewIDMap()
+	if !l.host.RootlessSingle {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		l.ids.userNS = &engine.UserNS{Helper: self, UID: l.host.EUID, GID: l.host.EGID,
+			SubUID: engine.IDRange{Start: subU[0].Start, Count: subU[0].Count},
+			SubGID: engine.IDRange{Start: subG[0].Start, Count: subG[0].Count}}
+	}
+	l.host.MapIDs = l.rootlessMapper()
+	return nil
+}
+
+func userName(uid uint32) string {
+	name := strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(name); err == nil {
+		return u.Username
+	}
+	return name
+}
+
 // rootlessMapper maps the invoking user's ids, plus its subordinate range
 // where newuidmap/newgidmap can install it.
 func (l *launch) rootlessMapper() func(policy.IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
@@ -94,12 +130,8 @@ func (l *launch) rootlessMapper() func(policy.IDRequest) ([]specs.LinuxIDMapping
 		if err != nil {
 			return nil, nil, err
 		}
-		name := strconv.FormatUint(uint64(l.host.EUID), 10)
-		if u, err := user.LookupId(name); err == nil {
-			name = u.Username
-		}
 		r, err := userns.RootlessMappings(userns.RootlessInput{
-			Name: name, UID: l.host.EUID, GID: l.host.EGID, AgentUID: req.UID, AgentGID: req.GID,
+			Name: userName(l.host.EUID), UID: l.host.EUID, GID: l.host.EGID, AgentUID: req.UID, AgentGID: req.GID,
 			SubUIDs: ids.SubUIDs, SubGIDs: ids.SubGIDs, NewIDMap: userns.HaveNewIDMap(),
 		})
 		if err != nil {

@@ -153,7 +153,7 @@ func (l *launch) runIDOrPlaceholder() string {
 }
 
 func (l *launch) writeBundle() error {
-	l.rt = engine.Runtime{Name: l.plan.Runtime.Name, Path: l.plan.Runtime.Path, Root: l.dirs.runtimeRoot(l.plan.Runtime.Name)}
+	l.rt = engine.Runtime{Name: l.plan.Runtime.Name, Path: l.plan.Runtime.Path, Root: l.dirs.runtimeRoot(l.plan.Runtime.Name), UserNS: l.ids.userNS}
 	l.meta.Runtime = l.rt
 	if l.spec.Linux != nil {
 		l.meta.Cgroup = l.spec.Linux.CgroupsPath
@@ -161,7 +161,14 @@ func (l *launch) writeBundle() error {
 	if err := l.runDir.WriteMeta(l.meta); err != nil {
 		return err
 	}
-	return engine.WriteBundle(l.runDir.Bundle(), l.spec, l.plan.Rootfs)
+	s := l.spec
+	if ns := l.ids.userNS; ns != nil {
+		var err error
+		if s, err = ns.Spec(l.spec); err != nil {
+			return err
+		}
+	}
+	return engine.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
 }
 
 // grantWorkspace hands a root-owned workspace to the agent's unprivileged
