@@ -175,12 +175,19 @@ func (e *Engine) get(ctx context.Context, path string) ([]byte, error) {
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, fmt.Errorf("%w: %s", ErrNoSuchContainer, engineMessage(b))
+		return nil, notFound(engineMessage(b))
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("%s engine answered %s: %s", e.Kind, resp.Status, engineMessage(b))
 	}
 	return b, nil
 }
+
+// notFound is the engine's 404 answer, in its own words; it matches
+// ErrNoSuchContainer.
+type notFound string
+
+func (e notFound) Error() string        { return string(e) }
+func (e notFound) Is(target error) bool { return target == ErrNoSuchContainer }
 
 func engineMessage(b []byte) string {
 	var m struct{ Message string }
