@@ -125,6 +125,7 @@ func newFinding(code, subject, detail string, loc Location) Finding {
 func (o Options) normalized() Options {
 	n := o
 	n.Workspaces = resolveAll(o.Workspaces)
+	n.ReadOnlyPaths = resolveAll(o.ReadOnlyPaths)
 	n.HomeDirs = resolveAll(o.HomeDirs)
 	n.InternalNetworks = append([]string(nil), o.InternalNetworks...)
 	return n

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -116,7 +118,11 @@ func TestChecks(t *testing.T) {
 }
 
 func TestMountClassification(t *testing.T) {
-	o := Options{Workspaces: []string{"/work/project"}, HomeDirs: []string{"/srv/users/ana"}}.normalized()
+	o := Options{
+		Workspaces:    []string{"/work/project", "/home/bob/src/app", "/srv/users/ana", "/etc"},
+		ReadOnlyPaths: []string{"/home/bob/.local/share/claude"},
+		HomeDirs:      []string{"/srv/users/ana"},
+	}.normalized()
 	tests := []struct {
 		m    Mount
 		want string
@@ -148,6 +154,12 @@ func TestMountClassification(t *testing.T) {
 		{Mount{Type: "tmpfs", Destination: "/tmp"}, ""},
 		{Mount{Type: "tmpfs", Destination: "/var/run/docker.sock"}, ""},
 		{Mount{Type: "volume", Source: "sock", Destination: "/var/run/docker.sock"}, CodeContainerSocket},
+		{Mount{Type: "bind", Source: "/home/bob/src/app", Destination: "/workspace"}, ""},
+		{Mount{Type: "bind", Source: "/home/bob/src/app/run/docker.sock", Destination: "/d.sock"}, CodeContainerSocket},
+		{Mount{Type: "bind", Source: "/home/bob/.local/share/claude", Destination: "/opt/claude", ReadOnly: true}, ""},
+		{Mount{Type: "bind", Source: "/home/bob/.local/share/claude", Destination: "/opt/claude"}, CodeHomeDirectory},
+		{Mount{Type: "bind", Source: "/srv/users/ana/x", Destination: "/w"}, CodeHomeDirectory},
+		{Mount{Type: "bind", Source: "/etc/x", Destination: "/w"}, CodeSystemDirectory},
 	}
 	for _, tc := range tests {
 		got := ""
@@ -267,5 +279,22 @@ func TestCatalogIsComplete(t *testing.T) {
 		if ch.Name == "" || ch.Run == nil {
 			t.Errorf("unnamed check %+v", ch)
 		}
+	}
+}
+
+func TestResolveFollowsSymlinks(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "harmless")
+	if err := os.Symlink("/run", link); err != nil {
+		t.Fatal(err)
+	}
+	c := hardened()
+	c.Mounts = append(c.Mounts, Mount{Type: "bind", Source: link, Destination: "/data", ReadOnly: true})
+	c.Resolve()
+	if got := c.Mounts[1].HostPath; got != "/run" {
+		t.Fatalf("HostPath = %q, want /run", got)
+	}
+	r := Audit([]Container{c}, Options{Workspaces: []string{"/work/project"}})
+	if got := codesOf(r.Containers[0].Findings); !cmp.Equal(got, []string{"container-socket-mounted critical"}) {
+		t.Errorf("findings = %v", got)
 	}
 }

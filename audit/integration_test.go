@@ -208,3 +208,22 @@ func TestDockerHardenedIsClean(t *testing.T) {
 		}
 	}
 }
+
+// TestSocketUnderAnotherName binds the engine socket onto a file with an
+// innocent name: the audit recognises it by device and inode.
+func TestSocketUnderAnotherName(t *testing.T) {
+	d := requireDocker(t)
+	alias := filepath.Join(t.TempDir(), "innocent")
+	if err := os.WriteFile(alias, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "--bind", "/run/docker.sock", alias).CombinedOutput(); err != nil {
+		testutil.Skip(t, "cannot bind-mount the socket here: "+strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() { exec.Command("umount", alias).Run() })
+	name := d.container("alias", "-v", alias+":/tmp/innocent", testImage)
+	fs := d.audit(name, Options{})
+	if !hasCode(fs, CodeContainerSocket) {
+		t.Errorf("the socket under another name is not found: %v", codesOf(fs))
+	}
+}

@@ -107,6 +107,9 @@ func classifyMount(m Mount, o *Options) (Finding, bool) {
 	if p == "/" {
 		return f(CodeHostRoot, "the whole host filesystem is bound in, every engine socket and home directory included")
 	}
+	if declared(p, o.Workspaces, o) || m.ReadOnly && declared(p, o.ReadOnlyPaths, o) {
+		return Finding{}, false
+	}
 	if home, ok := homeOf(p, o); ok {
 		return f(CodeHomeDirectory, homeDetail(p, home, m.ReadOnly))
 	}
@@ -266,6 +269,24 @@ func systemDetail(p, dir string, ro bool) string {
 		return "the host's /tmp is bound in " + mode + "; it holds other users' sockets (ssh-agent, X11)"
 	}
 	return fmt.Sprintf("%s is a host system path (under %s), bound %s", p, dir, mode)
+}
+
+// declared reports whether p is at or below one of dirs (the declared
+// workspaces, or the declared read-only paths) that is neither a home
+// directory, nor holds one, nor is a system directory: a workspace inside a
+// home is fine, a workspace that is the home is still the home.
+func declared(p string, dirs []string, o *Options) bool {
+	for _, d := range dirs {
+		if !under(p, d) {
+			continue
+		}
+		h, inHome := homeOf(d, o)
+		_, system := systemDirOf(d)
+		if !(inHome && (d == h || under(h, d))) && !system {
+			return true
+		}
+	}
+	return false
 }
 
 func isWorkspace(p string, o *Options) bool {

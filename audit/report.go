@@ -39,8 +39,14 @@ func (f Finding) Fails() bool { return f.Severity != Info && !f.Accepted }
 // the built-in home directory patterns and no environment allowlist.
 type Options struct {
 	// Workspaces are the declared workspace paths (host side): the only
-	// read-write binds that are expected.
+	// read-write binds that are expected. A bind at or below one is not a
+	// home, system or extra-writable finding, unless the workspace is itself
+	// a home directory (or holds one) or a system directory.
 	Workspaces []string
+	// ReadOnlyPaths are host paths the caller binds read-only on purpose
+	// (the agent's install directory); a read-only bind at or below one is
+	// exempt in the same way.
+	ReadOnlyPaths []string
 	// Accept maps a finding code to the written reason it is accepted.
 	Accept map[string]string
 	// HomeDirs are known home directories on the host, in addition to
