@@ -43,6 +43,9 @@ var composeNames = []string{"compose.yaml", "compose.yml", "docker-compose.yaml"
 func Detect(t string) (kind, path string, err error) {
 	fi, err := os.Stat(t)
 	if errors.Is(err, os.ErrNotExist) {
+		if looksLikePath(t) {
+			return "", "", &InputError{File: t, Err: errors.New("no such file or directory (a container name has no / and no .json/.yaml suffix)")}
+		}
 		return KindContainer, t, nil
 	}
 	if err != nil {
@@ -56,6 +59,13 @@ func Detect(t string) (kind, path string, err error) {
 		return "", "", err
 	}
 	return detectFile(t, head), t, nil
+}
+
+// looksLikePath is true for a target no container can be named: one with a
+// slash or a file suffix.
+func looksLikePath(t string) bool {
+	ext := strings.ToLower(filepath.Ext(t))
+	return strings.Contains(t, "/") || ext == ".json" || ext == ".yaml" || ext == ".yml"
 }
 
 func detectDir(dir string) (string, string, error) {

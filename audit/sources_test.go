@@ -211,6 +211,11 @@ func TestDetect(t *testing.T) {
 	if _, _, err := Detect(dir); err == nil {
 		t.Error("a directory with neither config.json nor compose file was accepted")
 	}
+	for _, missing := range []string{"compose.yml", "./x", "inspect.json"} {
+		if _, _, err := Detect(missing); err == nil {
+			t.Errorf("Detect(%s): a missing file was taken for a container name", missing)
+		}
+	}
 }
 
 func TestRecordAndLabbook(t *testing.T) {
