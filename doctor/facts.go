@@ -26,6 +26,7 @@ type Facts struct {
 	Docker    DockerFacts    `json:"docker"`
 	Podman    PodmanFacts    `json:"podman"`
 	Agents    []AgentFacts   `json:"agents"`
+	SelfTest  SelfTestFacts  `json:"selftest"`
 }
 
 // UserFacts is the invoking user.
@@ -79,6 +80,9 @@ type IDFacts struct {
 	SubUIDs  []userns.SubIDEntry `json:"subuids,omitempty"`
 	SubGIDs  []userns.SubIDEntry `json:"subgids,omitempty"`
 	NewIDMap bool                `json:"newidmap"`
+	// FreeStart is where a new subordinate range can start: 100000, or
+	// the first multiple of 65536 past every range of the host.
+	FreeStart uint64 `json:"free_start"`
 	// Err is a malformed or unreadable id database.
 	Err string `json:"err,omitempty"`
 }

@@ -84,6 +84,7 @@ func gatherIDs(_ context.Context, h Host, f *Facts) {
 		return
 	}
 	f.IDs.NewIDMap = onPath(h, "newuidmap") && onPath(h, "newgidmap")
+	f.IDs.FreeStart = freeStart(append(ids.SubUIDs, ids.SubGIDs...))
 	if !f.User.Rootless() {
 		rootIDs(ids, f)
 		return
@@ -100,6 +101,20 @@ func gatherIDs(_ context.Context, h Host, f *Facts) {
 		return
 	}
 	f.IDs.Mode, f.IDs.Reason = rl.Mode, rl.Reason
+}
+
+// freeStart is BuiltinBase when no entry reaches past it, else the first
+// SlotSize-aligned id past every entry.
+func freeStart(entries []userns.SubIDEntry) uint64 {
+	end := uint64(userns.BuiltinBase)
+	for _, e := range entries {
+		end = max(end, e.End())
+	}
+	if end == userns.BuiltinBase {
+		return end
+	}
+	const slot = uint64(userns.SlotSize)
+	return (end + slot - 1) / slot * slot
 }
 
 func rootIDs(ids userns.HostIDs, f *Facts) {

@@ -1,5 +1,7 @@
 package doctor
 
+import "github.com/agentbox/agentbox/ledger"
+
 // Status is the outcome of one check.
 type Status string
 
@@ -92,10 +94,13 @@ type Verdict struct {
 // Report is doctor's whole answer, the document `agentbox doctor --json`
 // prints.
 type Report struct {
-	Checks    []Result   `json:"checks"`
-	Layers    []Layer    `json:"layers"`
-	Residuals []Residual `json:"residuals"`
-	Verdict   Verdict    `json:"verdict"`
+	Host      HostSummary `json:"host"`
+	Checks    []Result    `json:"checks"`
+	Layers    []Layer     `json:"layers"`
+	Residuals []Residual  `json:"residuals"`
+	Verdict   Verdict     `json:"verdict"`
+	// Probes are the self-test's probe results, when it ran.
+	Probes []ledger.Probe `json:"probes,omitempty"`
 }
 
 // Exit codes of `agentbox doctor` (DESIGN.md §5).
