@@ -148,7 +148,11 @@ func checkSeccomp(c *Container, o *Options) []Finding {
 	case c.Privileged || s.Mode == "default":
 		return nil
 	case s.Mode == "unconfined":
-		f := newFinding(CodeSeccompUnconfined, "seccomp=unconfined", "no seccomp filter: every syscall reaches the kernel", loc)
+		subject := "seccomp=unconfined"
+		if c.Source == "oci" {
+			subject = "linux.seccomp absent"
+		}
+		f := newFinding(CodeSeccompUnconfined, subject, "no seccomp filter: every syscall reaches the kernel", loc)
 		f.Evidence = "seccomp mode unconfined"
 		return []Finding{f}
 	case s.Mode == "custom" && s.Error != "":
