@@ -16,7 +16,9 @@ image=agentbox-test/busybox:latest
 busybox=${BUSYBOX:-/bin/busybox}
 version=1 # bump when the image content below changes
 
-if ! file "$busybox" 2>/dev/null | grep -q 'statically linked'; then
+# ldd (libc-bin, always installed) says "not a dynamic executable" for a
+# static binary.
+if [ ! -x "$busybox" ] || ! LC_ALL=C ldd "$busybox" 2>&1 | grep -q 'not a dynamic executable'; then
 	echo "docker-images: $busybox is not a static busybox (run: apt-get install -y busybox-static)" >&2
 	exit 1
 fi
