@@ -18,7 +18,8 @@ version=1 # bump when the image content below changes
 
 # ldd (libc-bin, always installed) says "not a dynamic executable" for a
 # static binary.
-if [ ! -x "$busybox" ] || ! LC_ALL=C ldd "$busybox" 2>&1 | grep -q 'not a dynamic executable'; then
+linkage=$(LC_ALL=C ldd "$busybox" 2>&1 || true)
+if [ ! -x "$busybox" ] || [[ $linkage != *"not a dynamic executable"* ]]; then
 	echo "docker-images: $busybox is not a static busybox (run: apt-get install -y busybox-static)" >&2
 	exit 1
 fi
