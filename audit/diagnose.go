@@ -40,7 +40,7 @@ func diagnoseOne(t *textWriter, name string, f Finding) {
 	t.printf("  Evidence: %s%s\n", evidenceLine(f), atLocation(f.Location))
 	t.printf("  Fault:    %s: %s\n", f.Subject, f.Detail)
 	t.printf("  Fix:      %s\n", f.Fix)
-	t.printf("  Proof:    re-run the self-test probe %s (agentbox selftest), then agentbox audit\n", rule.Probe)
+	t.printf("  Proof:    %s\n", proof(rule))
 	t.printf("  Residual: %s\n", rule.Residual)
 }
 
@@ -49,4 +49,12 @@ func evidenceLine(f Finding) string {
 		return f.Evidence
 	}
 	return fmt.Sprintf("%s %s", f.Code, f.Subject)
+}
+
+// proof says how to show the fix worked.
+func proof(r Rule) string {
+	if r.Probe == "" {
+		return "re-run agentbox audit: no self-test probe observes this from inside"
+	}
+	return "re-run the self-test probe " + r.Probe + " (agentbox selftest), then agentbox audit"
 }

@@ -111,7 +111,7 @@ func sarifRules() ([]sarifRule, map[string]int) {
 			ID:                   r.Code,
 			ShortDescription:     sarifText{r.Title},
 			FullDescription:      sarifText{r.Title + ". " + r.Symptom + "."},
-			Help:                 sarifText{"Fix: " + r.Fix + ". Proof: self-test probe " + r.Probe + "."},
+			Help:                 sarifText{"Fix: " + r.Fix + ". Proof: " + proof(r) + "."},
 			DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
 			Properties:           map[string]any{"severity": string(r.Severity), "probe": r.Probe},
 		})
