@@ -104,6 +104,9 @@ func checkMAC(f *Facts) []Result {
 	case f.LSM.AppArmor.Enabled:
 		r.Status, r.Detail = Fail, "AppArmor is enabled, so runs ask for profile "+appArmorProfile+", but apparmor_parser is missing to load it"
 		r.Fix = installCommand(f.OS, "apparmor")
+	case f.LSM.LandlockErr != "":
+		r.Status, r.Detail = Unknown, "no SELinux or AppArmor, and the kernel did not say whether Landlock is available: "+f.LSM.LandlockErr
+		r.Fix = "uname -r; cat /sys/kernel/security/lsm (inside a container, run agentbox on the host instead)"
 	case f.LSM.LandlockABI > 0:
 		r.Status, r.Residual = Warn, "lsm-unavailable"
 		r.Detail = fmt.Sprintf("no SELinux or AppArmor: Landlock ABI %d applied instead", f.LSM.LandlockABI)

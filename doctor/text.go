@@ -63,8 +63,9 @@ func WriteText(w io.Writer, r Report, color bool) error {
 	return ew.err
 }
 
-// oneLine keeps a detail on its table row.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine keeps a detail on its table row; spaces are kept as they are, so
+// a fix line stays exact.
+func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\t", " ").Replace(s) }
 
 // errWriter remembers the first write error.
 type errWriter struct {
