@@ -163,8 +163,12 @@ func useColor(io stdio, mode string) bool {
 
 func printCodes(io stdio) int {
 	for _, r := range audit.Catalog() {
+		proof := "self-test probe " + r.Probe
+		if r.Probe == "" {
+			proof = "re-run agentbox audit"
+		}
 		fmt.Fprintf(io.Out, "%-30s %-8s %s\n", r.Code, r.Severity, r.Title)
-		fmt.Fprintf(io.Out, "%-30s %-8s fix: %s; proof: %s\n", "", "", r.Fix, r.Probe)
+		fmt.Fprintf(io.Out, "%-30s %-8s fix: %s; proof: %s\n", "", "", r.Fix, proof)
 	}
 	fmt.Fprintln(io.Out, strings.Repeat("-", 3))
 	fmt.Fprintln(io.Out, "Findings fail unless informational or accepted with --accept CODE=reason.")
