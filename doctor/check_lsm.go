@@ -73,7 +73,13 @@ func checkLandlock(f *Facts) []Result {
 func landlockBootFix(f *Facts) string {
 	list := "landlock,lockdown,yama,integrity,apparmor,bpf"
 	if f.LSM.Known {
-		list = strings.Join(append([]string{"landlock"}, f.LSM.Active...), ",")
+		names := []string{"landlock"}
+		for _, m := range f.LSM.Active {
+			if m != "landlock" {
+				names = append(names, m)
+			}
+		}
+		list = strings.Join(names, ",")
 	}
 	return fmt.Sprintf(`sed -i 's/^GRUB_CMDLINE_LINUX="/&lsm=%s /' /etc/default/grub && update-grub && reboot`, list)
 }
