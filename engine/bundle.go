@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/policy"
 )
@@ -104,7 +106,10 @@ func makeMountPoint(root string, m specs.Mount) error {
 		isFile = !fi.IsDir()
 	}
 	if !isFile {
-		return mkdirNoFollow(root, m.Destination)
+		if err := mkdirNoFollow(root, m.Destination); err != nil {
+			return err
+		}
+		return chmodTmpfsPoint(root, m)
 	}
 	if err := mkdirNoFollow(root, filepath.Dir(m.Destination)); err != nil {
 		return err
@@ -118,6 +123,29 @@ func makeMountPoint(root string, m specs.Mount) error {
 		return err
 	}
 	return f.Close()
+}
+
+// chmodTmpfsPoint gives a tmpfs mount point the mode its mode= option asks
+// for: runc sets a tmpfs's root to the mode of the directory it covers, so
+// without this a 1777 /tmp would come out 0755.
+func chmodTmpfsPoint(root string, m specs.Mount) error {
+	if m.Type != "tmpfs" {
+		return nil
+	}
+	for _, o := range m.Options {
+		if v, ok := strings.CutPrefix(o, "mode="); ok {
+			mode, err := strconv.ParseUint(v, 8, 32)
+			if err != nil {
+				return fmt.Errorf("tmpfs option %q: %w", o, err)
+			}
+			p, err := inRoot(root, m.Destination)
+			if err != nil {
+				return err
+			}
+			return unix.Chmod(p, uint32(mode))
+		}
+	}
+	return nil
 }
 
 // below reports whether dest is strictly inside one of dirs.

@@ -39,6 +39,8 @@ type Meta struct {
 	Lease string `json:"lease,omitempty"`
 	// Command is the agent's argv, for the records of a later cleanup.
 	Command []string `json:"command,omitempty"`
+	// Canaries are files planted outside the run directory, to remove.
+	Canaries []string `json:"canaries,omitempty"`
 }
 
 const (

@@ -36,6 +36,7 @@ type Target struct {
 	Runtime Runtime
 	RunDir  string
 	PidNS   uint64 // inode of the sandbox's pid namespace, 0 if unknown
+	InitPid int    // the sandbox's first process, reaped here if it is our child
 	Cgroup  string // cgroups path given to the runtime, "" if none
 }
 
@@ -56,7 +57,7 @@ func Teardown(ctx context.Context, t Target, cleanups ...func() error) TeardownR
 	// signal them where the runtime, run in a fresh user namespace for a
 	// rootless launcher, may not. The runtime then deletes its state.
 	killNamespace(t.PidNS)
-	waitGone(ctx, t.PidNS, 2*time.Second)
+	waitGone(ctx, t.PidNS, t.InitPid, 2*time.Second)
 	if t.Runtime.Path != "" {
 		if err := t.Runtime.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
 			_ = t.Runtime.Kill(ctx, t.ID, syscall.SIGKILL, true)
@@ -65,7 +66,7 @@ func Teardown(ctx context.Context, t Target, cleanups ...func() error) TeardownR
 			}
 		}
 	}
-	rec.SurvivingPids = waitGone(ctx, t.PidNS, time.Second)
+	rec.SurvivingPids = waitGone(ctx, t.PidNS, t.InitPid, time.Second)
 	rec.CgroupLeft = removeCgroups(t.Cgroup)
 	failed := false
 	for _, c := range cleanups {
@@ -102,13 +103,18 @@ func killNamespace(ns uint64) {
 }
 
 // waitGone polls until no process is in pid namespace ns, or timeout, and
-// returns the survivors.
-func waitGone(ctx context.Context, ns uint64, timeout time.Duration) []int {
+// returns the survivors. It reaps init (a zombie stays in the namespace
+// until its parent, this launcher when it is the subreaper, collects it).
+func waitGone(ctx context.Context, ns uint64, init int, timeout time.Duration) []int {
 	if ns == 0 {
 		return nil
 	}
 	deadline := time.Now().Add(timeout)
 	for {
+		if init > 0 {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(init, &ws, unix.WNOHANG, nil)
+		}
 		pids := PidsInNamespace(ns)
 		if len(pids) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			return pids

@@ -34,6 +34,9 @@ type Host struct {
 	SELinux       bool
 	AppArmor      bool
 	SELinuxLabels [2]string
+	// InitPath is agentbox-init on the host, bound read-only into the
+	// sandbox as its first process; empty runs the command directly.
+	InitPath string
 	// RootlessSingle is true for a rootless launcher that has no
 	// subordinate ids (or no newuidmap): its own uid is then the only id of
 	// the sandbox, and the agent is root of its user namespace.

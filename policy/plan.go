@@ -9,6 +9,10 @@ type Plan struct {
 	// Command is the agent's argv; Command[0] is an absolute path inside
 	// the sandbox.
 	Command []string `json:"command"`
+	// Init is where agentbox-init is bound inside the sandbox; it is the
+	// first process and starts Command after the self-test. Empty: Command
+	// is the first process.
+	Init string `json:"init,omitempty"`
 	// Env is the agent's complete environment, KEY=value.
 	Env []string `json:"env"`
 	// Cwd is the working directory inside the sandbox (the workspace).
@@ -61,6 +65,14 @@ type Identity struct {
 	GIDMappings []specs.LinuxIDMapping `json:"gid_mappings"`
 	// Rootless is true when agentbox runs as an ordinary user.
 	Rootless bool `json:"rootless,omitempty"`
+}
+
+// ProcessArgs is the argv of the sandbox's first process.
+func (p *Plan) ProcessArgs() []string {
+	if p.Init != "" {
+		return []string{p.Init}
+	}
+	return p.Command
 }
 
 // AgentHostUID returns the host uid the agent's files come out owned by.

@@ -50,6 +50,7 @@ func Resolve(p Policy, argv []string, h Host, bundle string) (*Plan, error) {
 		{"environment", r.resolveEnv},
 		{"limits", r.resolveLimits},
 		{"lsm", r.resolveLSM},
+		{"init", r.resolveInit},
 		{"mounts", r.finishMounts},
 	}
 	for _, s := range steps {
@@ -165,6 +166,19 @@ func (r *resolver) resolveBinds() error {
 			r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindExtra, Source: real, Destination: real, ReadOnly: l.ro})
 		}
 	}
+	return nil
+}
+
+// InitPath is where agentbox-init appears inside the sandbox.
+const InitPath = "/.agentbox/init"
+
+// resolveInit binds agentbox-init read-only as the sandbox's first process.
+func (r *resolver) resolveInit() error {
+	if r.h.InitPath == "" {
+		return nil
+	}
+	r.plan.Init = InitPath
+	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.h.InitPath, Destination: InitPath, ReadOnly: true})
 	return nil
 }
 

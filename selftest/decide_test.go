@@ -183,19 +183,20 @@ func TestDecideIDMap(t *testing.T) {
 
 func TestDecidePIDNamespace(t *testing.T) {
 	tests := []struct {
-		nspid string
-		self  map[string]string
-		want  Decision
-		obs   string
+		kthreads []int
+		listed   bool
+		self     map[string]string
+		want     Decision
+		obs      string
 	}{
-		{"812", map[string]string{"/proc": "812"}, Allow, "host-pid-namespace"},
-		{"812\t7", map[string]string{"/proc": "7"}, Deny, "own-pid-namespace"},
-		{"812\t7", map[string]string{"/proc": "7", "/host/proc": "812"}, Allow, "foreign-procfs"},
-		{"", nil, Unknown, "nspid-missing"},
+		{[]int{2}, true, map[string]string{"/proc": "7"}, Allow, "host-pid-namespace"},
+		{nil, true, map[string]string{"/proc": "7"}, Deny, "own-pid-namespace"},
+		{nil, true, map[string]string{"/proc": "7", "/host/proc": "812"}, Allow, "foreign-procfs"},
+		{nil, false, nil, Unknown, "proc-unreadable"},
 	}
 	for _, tc := range tests {
-		if d, o, _ := decidePIDNamespace(tc.nspid, 7, tc.self); d != tc.want || o != tc.obs {
-			t.Errorf("decidePIDNamespace(%q, %v) = %s %s, want %s %s", tc.nspid, tc.self, d, o, tc.want, tc.obs)
+		if d, o, _ := decidePIDNamespace(tc.kthreads, tc.listed, 7, tc.self); d != tc.want || o != tc.obs {
+			t.Errorf("decidePIDNamespace(%v, %v, %v) = %s %s, want %s %s", tc.kthreads, tc.listed, tc.self, d, o, tc.want, tc.obs)
 		}
 	}
 }

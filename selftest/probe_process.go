@@ -14,30 +14,67 @@ func processProbes() []Probe {
 	}
 }
 
-// decidePIDNamespace: NSpid lists the pid in every namespace from the
-// initial one down; a single entry means the host's PID namespace. A procfs
-// whose "self" is not the caller's pid belongs to another PID namespace.
-func decidePIDNamespace(nspid string, self int, procSelf map[string]string) (Decision, string, string) {
-	levels := strings.Fields(nspid)
+// decidePIDNamespace: kernel threads (children of pid 0 other than init,
+// kthreadd and its descendants) are visible only from the host's PID
+// namespace; every other namespace sees its own init as the only root. A
+// procfs whose "self" is not the caller's pid belongs to another PID
+// namespace. (NSpid cannot tell: a procfs lists the namespaces from its own
+// downwards, so inside a container it shows one level, as on the host.)
+func decidePIDNamespace(kthreads []int, listed bool, self int, procSelf map[string]string) (Decision, string, string) {
 	switch {
-	case len(levels) == 0:
-		return Unknown, "nspid-missing", "the status file has no NSpid"
-	case len(levels) == 1:
-		return Allow, "host-pid-namespace", "NSpid has one level: this is the host's PID namespace"
+	case !listed:
+		return Unknown, "proc-unreadable", "could not list the processes of /proc"
+	case len(kthreads) > 0:
+		return Allow, "host-pid-namespace", "kernel threads are visible (pid " + strconv.Itoa(kthreads[0]) + " has parent 0): this is the host's PID namespace"
 	}
 	for mp, link := range procSelf {
 		if link != strconv.Itoa(self) {
 			return Allow, "foreign-procfs", "the procfs at " + mp + " is of another PID namespace (self is " + link + ")"
 		}
 	}
-	return Deny, "own-pid-namespace", "NSpid has " + strconv.Itoa(len(levels)) + " levels; every procfs shows this namespace"
+	return Deny, "own-pid-namespace", "no kernel thread is visible and every procfs shows this namespace"
+}
+
+// kernelThreads lists the processes under procRoot whose parent is pid 0,
+// init excepted.
+func kernelThreads(procRoot string) ([]int, bool) {
+	entries, err := os.ReadDir(procRoot)
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == 1 {
+			continue
+		}
+		if ppid, ok := statPPID(filepath.Join(procRoot, e.Name(), "stat")); ok && ppid == 0 {
+			out = append(out, pid)
+		}
+	}
+	return out, true
+}
+
+// statPPID reads the parent pid from /proc/PID/stat; the command name in
+// parentheses may itself hold spaces and parentheses, so parse after the last ')'.
+func statPPID(path string) (int, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
 }
 
 func probeHostPIDs(e *Env) outcome {
-	st, err := readStatus(e)
-	if err != nil {
-		return outcome{target: "pid namespace", decision: Unknown, observed: "status-unreadable", detail: err.Error()}
-	}
 	procSelf := map[string]string{}
 	mounts, err := readMounts(e.Proc)
 	if err != nil {
@@ -52,6 +89,7 @@ func probeHostPIDs(e *Env) outcome {
 			}
 		}
 	}
-	d, o, detail := decidePIDNamespace(st["NSpid"], os.Getpid(), procSelf)
+	kthreads, listed := kernelThreads(e.Proc)
+	d, o, detail := decidePIDNamespace(kthreads, listed, os.Getpid(), procSelf)
 	return outcome{target: "pid namespace", decision: d, observed: o, detail: detail}
 }

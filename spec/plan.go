@@ -39,7 +39,7 @@ func Options(plan *policy.Plan, x Extras) []Opt {
 	opts := []Opt{
 		WithRootfs(root),
 		WithHostname(plan.Hostname),
-		WithProcess(plan.Command, plan.Env, plan.Cwd),
+		WithProcess(plan.ProcessArgs(), plan.Env, plan.Cwd),
 		WithUser(plan.Identity.UID, plan.Identity.GID),
 		WithTerminal(plan.Terminal),
 		WithUserNamespace(plan.Identity.UIDMappings, plan.Identity.GIDMappings),

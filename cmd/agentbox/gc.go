@@ -92,10 +92,13 @@ func describe(t ledger.Teardown) string {
 // cleanRun takes down whatever the run in rd set up, as meta records it, and
 // verifies the result.
 func cleanRun(ctx context.Context, d dirs, rd *engine.RunDir, meta engine.Meta) ledger.Teardown {
-	target := engine.Target{ID: rd.ID, Runtime: meta.Runtime, RunDir: rd.Path, PidNS: meta.PidNS, Cgroup: meta.Cgroup}
+	target := engine.Target{ID: rd.ID, Runtime: meta.Runtime, RunDir: rd.Path, PidNS: meta.PidNS, InitPid: meta.InitPid, Cgroup: meta.Cgroup}
 	var cleanups []func() error
 	if meta.Grant != nil {
 		cleanups = append(cleanups, meta.Grant.Revoke)
+	}
+	if len(meta.Canaries) > 0 {
+		cleanups = append(cleanups, func() error { return (&canaries{files: meta.Canaries}).remove() })
 	}
 	if meta.Lease != "" {
 		cleanups = append(cleanups, func() error { return releaseLease(d, meta.Lease) })

@@ -43,10 +43,12 @@ func testMain(m *testing.M) (int, error) {
 		return 0, err
 	}
 	agentboxBin = filepath.Join(dir, "agentbox")
-	build := exec.Command("go", "build", "-o", agentboxBin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("build agentbox: %v\n%s", err, out)
+	for out, pkg := range map[string]string{agentboxBin: ".", filepath.Join(dir, "agentbox-init"): "../agentbox-init"} {
+		build := exec.Command("go", "build", "-o", out, pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if msg, err := build.CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("build %s: %v\n%s", pkg, err, msg)
+		}
 	}
 	return m.Run(), nil
 }

@@ -38,7 +38,11 @@ type launch struct {
 	meta   engine.Meta
 	grant  *engine.Grant
 	sess   *engine.Session
+	st     selfTest
 	rec    ledger.Record
+
+	// allowUnknown and probeTargets are the self-test flags, parsed into st.
+	allowUnknown, probeTargets []string
 }
 
 // stepError is a failed step with the exit code it maps to.
@@ -82,7 +86,10 @@ func (l *launch) loadPolicy() error {
 	if err != nil {
 		return err
 	}
-	l.policy, err = l.flags.load(cwd)
+	if l.policy, err = l.flags.load(cwd); err != nil {
+		return err
+	}
+	l.st.allowUnknown, l.st.targets, err = parseSelfTestFlags(l.allowUnknown, l.probeTargets)
 	return err
 }
 
@@ -95,7 +102,15 @@ func (l *launch) captureHost() error {
 	if l.dirs, err = findDirs(l.io.Getenv); err != nil {
 		return err
 	}
-	return l.dirs.ensure()
+	if err := l.dirs.ensure(); err != nil {
+		return err
+	}
+	init, err := findInit(l.io.Getenv)
+	if err != nil {
+		return err
+	}
+	l.host.InitPath, err = hookBinary(init, l.dirs.runRoot)
+	return err
 }
 
 func (l *launch) createRunDir() error {
@@ -127,11 +142,7 @@ func (l *launch) render() error {
 	if err != nil {
 		return err
 	}
-	self, err := hookBinary(l.dirs.runRoot)
-	if err != nil {
-		return err
-	}
-	x := spec.Extras{Seccomp: sc, LoopbackHook: []string{self, "hook", "lo-up"}}
+	x := spec.Extras{Seccomp: sc, LoopbackHook: []string{l.host.InitPath, "--hook", "lo-up"}}
 	if !l.plan.Identity.Rootless {
 		x.CgroupsPath = "/agentbox/" + l.runIDOrPlaceholder()
 	}
@@ -202,6 +213,9 @@ func (l *launch) create(ctx context.Context) error {
 		Runtime: l.rt, ID: l.runID, Bundle: l.runDir.Bundle(),
 		ConsoleSocket: l.runDir.File("console.sock"), Terminal: l.plan.Terminal,
 		In: in, Out: out, Err: errf,
+	}
+	if l.st.initEnd != nil {
+		l.sess.ExtraFiles = []*os.File{l.st.initEnd}
 	}
 	pid, err := l.sess.Create(ctx)
 	if err != nil {

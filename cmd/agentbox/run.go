@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/selftest"
 )
 
 func init() {
@@ -24,7 +25,8 @@ func runRun(ctx context.Context, s stdio, args []string) int {
 	l := &launch{io: s}
 	fs := newFlags(s, "run", "[flags] -- CMD [ARG...]")
 	l.flags.register(fs)
-	fs.BoolVar(&l.json, "json", false, "print the run's evidence as JSON lines on stderr")
+	fs.BoolVar(&l.json, "json", false, "print the run's evidence (probe results, record) as JSON lines on stderr")
+	registerSelfTestFlags(fs, l)
 	_, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -70,6 +72,7 @@ func (l *launch) prepare(ctx context.Context) error {
 		run  func() error
 	}{
 		{"policy", l.loadPolicy},
+		{"env canary", func() error { l.st.canaries.plantEnvCanary(); return nil }},
 		{"host", l.captureHost},
 		{"gc", l.collectStale},
 		{"run directory", l.createRunDir},
@@ -78,7 +81,10 @@ func (l *launch) prepare(ctx context.Context) error {
 		{"render", l.render},
 		{"bundle", l.writeBundle},
 		{"workspace grant", l.grantWorkspace},
+		{"canaries", l.plantCanaries},
+		{"init channel", l.openInit},
 		{"create", func() error { return l.create(ctx) }},
+		{"configure init", func() error { return l.configureInit(false) }},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {
@@ -92,8 +98,17 @@ func (l *launch) prepare(ctx context.Context) error {
 }
 
 func (l *launch) startAndWait(ctx context.Context, sigs <-chan os.Signal) (int, error) {
-	if err := step("start", func() error { return l.sess.Start(ctx) }); err != nil {
-		return exitHost, err
+	for _, s := range []struct {
+		name string
+		run  func() error
+	}{
+		{"start", func() error { return l.sess.Start(ctx) }},
+		{"self-test", func() error { return l.checkBoundary(ctx) }},
+		{"hand over", func() error { return l.handOver(ctx) }},
+	} {
+		if err := step(s.name, s.run); err != nil {
+			return err.(*stepError).code, err
+		}
 	}
 	started := time.Now()
 	code, err := l.sess.Wait(ctx, sigs, l.plan.Terminal || !engine.ForegroundOfTerminal())
@@ -134,7 +149,13 @@ func (l *launch) collectStale() error {
 // finish tears the sandbox down, verifies it, and appends the record.
 func (l *launch) finish(start time.Time, exit int, runErr error) {
 	began := time.Now()
+	if l.st.init != nil {
+		l.st.init.Close()
+	}
 	td := l.teardown()
+	if err := l.st.canaries.remove(); err != nil {
+		fmt.Fprintf(l.io.Err, "agentbox: warning: removing canaries: %v\n", err)
+	}
 	trace("teardown", began)
 	if err := l.releaseIDs(); err != nil {
 		fmt.Fprintf(l.io.Err, "agentbox: warning: %v\n", err)
@@ -171,10 +192,30 @@ func (l *launch) record(start time.Time, exit int, runErr error, td *ledger.Tear
 			rec.Digests.Seccomp = digestJSON(l.spec.Linux.Seccomp)
 		}
 	}
+	rec.Probes = ledgerProbes(append(append([]selftest.Result{}, l.st.results...), l.st.host...))
+	rec.HostVerification = l.hostVerification()
+	for probe, reason := range l.st.allowUnknown {
+		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: "probe-unknown-accepted", Detail: probe + ": " + reason})
+	}
 	if runErr != nil {
 		rec.Notes = runErr.Error()
 	}
 	return rec
+}
+
+// hostVerification names what the launcher observed from outside.
+func (l *launch) hostVerification() map[string]string {
+	hv := map[string]string{}
+	for _, r := range l.st.host {
+		hv[r.Probe] = string(r.Decision) + ": " + r.Observed
+	}
+	if ll := l.st.landlock; ll != nil {
+		hv["landlock"] = fmt.Sprintf("abi %d, fs %v, net %v, scoped %v", ll.ABI, ll.FS, ll.Net, ll.Scoped)
+	}
+	if len(hv) == 0 {
+		return nil
+	}
+	return hv
 }
 
 func digestJSON(v any) string {

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/agentbox/agentbox/selftest"
+)
+
+// canaries are what the launcher plants outside the boundary before each
+// run (DESIGN.md §5, planted-secret-unreadable): random files in the
+// invoking user's real home and beside the bundle, a variable in the
+// launcher's own environment, a TCP listener on the host's loopback and an
+// abstract unix socket of the host. The sandbox must see none of them.
+type canaries struct {
+	files     []string
+	listeners []net.Listener
+	config    selftest.Canaries
+	loopback  *selftest.NetCanary
+	abstract  *selftest.NetCanary
+}
+
+// canaryEnvPrefix names the environment canary; the value is random.
+const canaryEnvPrefix = "AGENTBOX_CANARY_"
+
+func randomToken() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b) // crypto/rand does not fail on Linux
+	return hex.EncodeToString(b)
+}
+
+// plantEnvCanary sets a canary variable in the launcher's own environment,
+// before the host is captured, so that a policy that let the environment
+// through would carry it into the sandbox.
+func (c *canaries) plantEnvCanary() {
+	name, value := canaryEnvPrefix+randomToken()[:12], randomToken()
+	os.Setenv(name, value)
+	c.config.EnvName, c.config.EnvSHA256 = name, selftest.SHA256([]byte(value))
+}
+
+// plantFiles writes the same random content into the user's real home and
+// into the run directory, and names the home for the probes.
+func (c *canaries) plantFiles(home, runDir, runID string) error {
+	content := []byte(randomToken())
+	c.config.FileSHA256 = selftest.SHA256(content)
+	if home != "" {
+		if hp, err := selftest.IdentifyHostPath("/proc", home); err == nil {
+			c.config.HostHome = append(c.config.HostHome, hp)
+		}
+	}
+	for _, dir := range []string{home, runDir} {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, ".agentbox-canary-"+runID)
+		if err := os.WriteFile(p, content, 0o600); err != nil {
+			return fmt.Errorf("plant canary in %s: %w", dir, err)
+		}
+		c.files = append(c.files, p)
+		hp, err := selftest.IdentifyHostPath("/proc", p)
+		if err != nil {
+			return err
+		}
+		c.config.Files = append(c.config.Files, hp)
+	}
+	return nil
+}
+
+// plantListeners opens the host-side network canaries.
+func (c *canaries) plantListeners(runID string) error {
+	tcp, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("host loopback canary: %w", err)
+	}
+	c.loopback = c.serve(tcp, tcp.Addr().String())
+	name := "agentbox-canary-" + runID
+	unix, err := net.Listen("unix", "@"+name)
+	if err != nil {
+		return fmt.Errorf("host abstract socket canary: %w", err)
+	}
+	c.abstract = c.serve(unix, name)
+	return nil
+}
+
+// serve answers every connection with a token and closes it.
+func (c *canaries) serve(l net.Listener, addr string) *selftest.NetCanary {
+	c.listeners = append(c.listeners, l)
+	token := []byte(randomToken())
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = conn.Write(token)
+			conn.Close()
+		}
+	}()
+	return &selftest.NetCanary{Addr: addr, TokenSHA256: selftest.SHA256(token)}
+}
+
+// remove takes every canary away again.
+func (c *canaries) remove() error {
+	var errs []error
+	for _, l := range c.listeners {
+		l.Close()
+	}
+	for _, f := range c.files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if c.config.EnvName != "" {
+		os.Unsetenv(c.config.EnvName)
+	}
+	return errors.Join(errs...)
+}

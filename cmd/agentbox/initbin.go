@@ -1,0 +1,95 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/agentbox/agentbox/policy"
+)
+
+// findInit locates agentbox-init: $AGENTBOX_INIT, else beside the agentbox
+// binary, else on PATH. It must be the static build (make build).
+func findInit(getenv func(string) string) (string, error) {
+	candidates := []string{getenv("AGENTBOX_INIT")}
+	if self, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(self); err == nil {
+			candidates = append(candidates, filepath.Join(filepath.Dir(real), "agentbox-init"))
+		}
+	}
+	if p, err := exec.LookPath("agentbox-init"); err == nil {
+		candidates = append(candidates, p)
+	}
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return filepath.EvalSymlinks(c)
+		}
+	}
+	return "", &policy.HostError{What: "agentbox-init not found beside agentbox or on PATH", Fix: "build both with 'make build', or point AGENTBOX_INIT at it"}
+}
+
+// hookBinary returns a path to bin that the sandbox's mapped ids can
+// execute (the runtime runs hooks as the sandbox's root, before pivot_root,
+// so the host path must be searchable by others): bin itself, or a copy
+// kept under the run root.
+func hookBinary(bin, runRoot string) (string, error) {
+	if reachableByOthers(bin) {
+		return bin, nil
+	}
+	return copyForSandbox(bin, filepath.Join(runRoot, "bin"))
+}
+
+// reachableByOthers checks the "other" execute bit of path and each parent.
+func reachableByOthers(path string) bool {
+	for p := path; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if p == "/" {
+			return true
+		}
+	}
+}
+
+// copyForSandbox copies self into dir once per version (size and mtime).
+func copyForSandbox(self, dir string) (string, error) {
+	fi, err := os.Stat(self)
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(self)+"-"+strconv.FormatInt(fi.Size(), 10)+"-"+strconv.FormatInt(fi.ModTime().UnixNano(), 10))
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil
+	}
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return "", err
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(dir, ".agentbox-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, src); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return dst, os.Rename(tmp.Name(), dst)
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/selftest"
+)
+
+// selfTest is the launcher's side of the self-test of one sandbox: the
+// canaries, the channel to agentbox-init, the probe results and the host's
+// own verification.
+type selfTest struct {
+	canaries canaries
+	init     *selftest.Launcher
+	initEnd  *os.File
+	results  []selftest.Result
+	host     []selftest.Result
+	landlock *selftest.LandlockStatus
+	// allowUnknown are probes whose UNKNOWN the user accepts, with reasons.
+	allowUnknown map[string]string
+	targets      selftest.Targets
+}
+
+// probeTimeout bounds the whole probe suite inside the sandbox.
+const probeTimeout = 60 * time.Second
+
+func registerSelfTestFlags(fs *pflag.FlagSet, l *launch) {
+	fs.StringArrayVar(&l.allowUnknown, "allow-unknown", nil, "accept an UNKNOWN result of a probe: PROBE=reason (repeatable; recorded)")
+	fs.StringArrayVar(&l.probeTargets, "probe-target", nil, "aim network probes at a test host: KIND=IP:PORT, KIND internet, dns, metadata or gateway (repeatable)")
+}
+
+// parseSelfTestFlags reads --allow-unknown PROBE=reason and
+// --probe-target KIND=HOST:PORT.
+func parseSelfTestFlags(allow, targets []string) (map[string]string, selftest.Targets, error) {
+	au := map[string]string{}
+	for _, a := range allow {
+		name, reason, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(reason) == "" {
+			return nil, selftest.Targets{}, &policy.InputError{Field: "--allow-unknown", Msg: fmt.Sprintf("%q: want PROBE=reason", a), Fix: "say why the probe may stay undecided; the reason is recorded"}
+		}
+		if _, found := selftest.Lookup(name); !found {
+			return nil, selftest.Targets{}, &policy.InputError{Field: "--allow-unknown", Msg: fmt.Sprintf("no probe %q", name), Fix: "agentbox selftest lists the probes"}
+		}
+		au[name] = reason
+	}
+	var t selftest.Targets
+	for _, pt := range targets {
+		kind, addr, ok := strings.Cut(pt, "=")
+		if _, _, err := net.SplitHostPort(addr); !ok || err != nil {
+			return nil, t, &policy.InputError{Field: "--probe-target", Msg: fmt.Sprintf("%q: want KIND=IP:PORT", pt), Fix: "KIND is internet, dns, metadata or gateway"}
+		}
+		switch kind {
+		case "internet":
+			t.Internet = append(t.Internet, addr)
+		case "dns":
+			t.DNS = append(t.DNS, addr)
+		case "metadata":
+			t.Metadata = append(t.Metadata, addr)
+		case "gateway":
+			t.Gateway = addr
+		default:
+			return nil, t, &policy.InputError{Field: "--probe-target", Msg: fmt.Sprintf("unknown kind %q", kind), Fix: "use internet, dns, metadata or gateway"}
+		}
+	}
+	return au, t, nil
+}
+
+// plantCanaries plants the file and network canaries of this run and
+// records the files, so that a crashed run's gc removes them.
+func (l *launch) plantCanaries() error {
+	c := &l.st.canaries
+	if err := c.plantFiles(l.host.Home, l.runDir.Path, l.runID); err != nil {
+		return err
+	}
+	l.meta.Canaries = c.files
+	if err := l.runDir.WriteMeta(l.meta); err != nil {
+		return err
+	}
+	return c.plantListeners(l.runID)
+}
+
+// openInit makes the init channel; its other end becomes fd 3 of init.
+func (l *launch) openInit() error {
+	lc, end, err := selftest.NewLauncher()
+	if err != nil {
+		return err
+	}
+	l.st.init, l.st.initEnd = lc, end
+	return nil
+}
+
+// configureInit sends init its configuration: the agent to start, every
+// probe with its targets and canaries, the Landlock plan, and to wait for
+// the launcher's decision.
+func (l *launch) configureInit(probesOnly bool) error {
+	l.st.initEnd.Close()
+	t := l.st.targets
+	t.HostLoopback, t.HostAbstract = l.st.canaries.loopback, l.st.canaries.abstract
+	cfg := selftest.InitConfig{
+		Version: selftest.ProtocolVersion, RunID: l.runID,
+		Agent:    selftest.Command{Args: l.plan.Command, Env: l.plan.Env, Dir: l.plan.Cwd},
+		Targets:  t,
+		Canaries: l.st.canaries.config,
+		Landlock: landlockPlan(l.plan),
+		WaitGo:   !probesOnly,
+	}
+	if probesOnly {
+		cfg.Agent = selftest.Command{}
+	}
+	return l.st.init.Configure(cfg)
+}
+
+// landlockPlan limits the agent's file system access to the plan's paths,
+// where no SELinux or AppArmor label confines it. TCP is left to the
+// network namespace until a gateway port exists to allow.
+func landlockPlan(p *policy.Plan) *selftest.LandlockPlan {
+	if p.LSM.Kind != policy.LSMNone {
+		return nil
+	}
+	paths := []selftest.LandlockPath{
+		{Path: "/etc"}, {Path: "/proc"}, {Path: "/sys", Optional: true},
+		{Path: "/dev", Write: true, IoctlDev: true},
+	}
+	for link := range p.Rootfs.Symlinks {
+		paths = append(paths, selftest.LandlockPath{Path: link, Optional: true})
+	}
+	for _, m := range p.Mounts {
+		paths = append(paths, selftest.LandlockPath{Path: m.Destination, Write: !m.ReadOnly})
+	}
+	sort.Slice(paths, func(i, j int) bool { return paths[i].Path < paths[j].Path })
+	return &selftest.LandlockPlan{Paths: paths}
+}
+
+// checkBoundary collects the probes' results, verifies the sandbox from the
+// host while init waits, and lets the agent start only when every probe and
+// every host check passed (or an UNKNOWN was accepted with a reason).
+func (l *launch) checkBoundary(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	results, err := l.st.init.Results(ctx)
+	if err != nil {
+		return fmt.Errorf("self-test: %w", err)
+	}
+	l.st.results = results
+	l.st.host = selftest.VerifyHost("/proc", l.sess.Pid(), l.hostState())
+	failed := l.failedProbes()
+	l.printProbes(failed)
+	if len(failed) > 0 {
+		_ = l.st.init.Abort(fmt.Sprintf("%d probe(s) failed", len(failed)))
+		return &refusal{fmt.Sprintf("the boundary failed %d probe(s): %s; nothing was started", len(failed), strings.Join(probeNames(failed), ", "))}
+	}
+	return nil
+}
+
+// handOver tells init to start the agent and records its Landlock status.
+func (l *launch) handOver(ctx context.Context) error {
+	if err := l.st.init.Go(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	started, err := l.st.init.Started(ctx)
+	if err != nil {
+		return fmt.Errorf("agent did not start: %w", err)
+	}
+	l.st.landlock = &started.Landlock
+	return nil
+}
+
+func (l *launch) hostState() selftest.HostState {
+	hs, err := selftest.ReadHostState("/proc")
+	if err != nil {
+		hs = selftest.HostState{} // VerifyHost then reports UNKNOWN
+	}
+	hs.Homes, hs.RunID = l.host.Homes, l.runID
+	// The runtime's own mounts: the bundle's root, the default device nodes
+	// it binds from the host in a user namespace, and /dev/null over each
+	// masked /proc file.
+	hs.AllowSources = append(hs.AllowSources, filepath.Join(l.runDir.Bundle(), l.spec.Root.Path))
+	hs.AllowSources = append(hs.AllowSources, runtimeDevices...)
+	for _, m := range l.plan.Mounts {
+		// Every bind of the plan is intended; the read-only system binds too.
+		// VerifyHost still refuses homes, sockets and the host root among them.
+		if m.Source != "" {
+			hs.AllowSources = append(hs.AllowSources, m.Source)
+		}
+	}
+	return hs
+}
+
+// runtimeDevices are the device nodes an OCI runtime binds into a sandbox
+// with a user namespace (it cannot create them there).
+var runtimeDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// failedProbes are the results that refuse the launch: any that did not
+// get its expected decision, except an UNKNOWN accepted with a reason.
+func (l *launch) failedProbes() []selftest.Result {
+	var out []selftest.Result
+	for _, r := range append(append([]selftest.Result{}, l.st.results...), l.st.host...) {
+		if r.Passed() {
+			continue
+		}
+		if _, ok := l.st.allowUnknown[r.Probe]; ok && r.Decision == selftest.Unknown {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// printProbes prints every result as a JSON line with --json, else the
+// failed ones in words.
+func (l *launch) printProbes(failed []selftest.Result) {
+	if l.json {
+		for _, r := range append(append([]selftest.Result{}, l.st.results...), l.st.host...) {
+			fmt.Fprintln(l.io.Err, probeLine(r))
+		}
+		return
+	}
+	for _, r := range failed {
+		fmt.Fprintf(l.io.Err, "agentbox: probe %s: expected %s, got %s (%s): %s\n", r.Probe, r.Expect, r.Decision, r.Observed, r.Detail)
+	}
+}
+
+// probeLine is a result in the contract's JSON shape (DESIGN.md §5).
+func probeLine(r selftest.Result) string {
+	data, _ := json.Marshal(ledgerProbes([]selftest.Result{r})[0])
+	return string(data)
+}
+
+func probeNames(rs []selftest.Result) []string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = r.Probe
+	}
+	return names
+}
+
+// ledgerProbes converts results for the run record.
+func ledgerProbes(rs []selftest.Result) []ledger.Probe {
+	out := make([]ledger.Probe, len(rs))
+	for i, r := range rs {
+		out[i] = ledger.Probe{Probe: r.Probe, Target: r.Target, Expect: string(r.Expect), Decision: string(r.Decision), Observed: r.Observed, RunID: r.RunID, Evidence: r.Evidence}
+	}
+	return out
+}
