@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentbox/agentbox/doctor"
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/ledger"
+)
+
+func init() {
+	register(command{name: "doctor", summary: "check whether this host can provide the boundary, with the fix for each failure", run: runDoctor})
+}
+
+// doctorSelfTest is doctor's end-to-end proof: a throwaway sandbox running
+// every self-test probe. The selftest command's file sets it from its init;
+// while it is nil, doctor reports the selftest check UNKNOWN and exits 4.
+var doctorSelfTest doctor.SelfTestFunc
+
+func runDoctor(ctx context.Context, s stdio, args []string) int {
+	fs := newFlags(s, "doctor", "[--json]")
+	asJSON := fs.Bool("json", false, "print one JSON document: checks, layers, residuals and verdict")
+	pos, cmd, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos)+len(cmd) > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	start := time.Now().UTC()
+	rep := doctor.Run(ctx, doctor.Options{SelfTest: doctorSelfTest})
+	rec := rep.Record(ledger.NewRunID(), start, time.Now().UTC(), append([]string{"agentbox", "doctor"}, args...))
+	if *asJSON {
+		if err := doctor.WriteJSON(s.Out, rep); err != nil {
+			fmt.Fprintln(s.Err, "agentbox doctor:", err)
+		}
+	} else if err := doctor.WriteText(s.Out, rep, isTerminal(s.Out)); err != nil {
+		fmt.Fprintln(s.Err, "agentbox doctor:", err)
+	}
+	recordDoctor(s, rec, *asJSON)
+	return rep.ExitCode()
+}
+
+// recordDoctor appends the host report to the ledger. A ledger that cannot
+// be written is reported, but does not change doctor's verdict.
+func recordDoctor(s stdio, rec ledger.Record, quiet bool) {
+	l, _ := openLedger(s, "doctor")
+	if l == nil {
+		return
+	}
+	if err := l.Append(rec); err != nil {
+		fmt.Fprintf(s.Err, "agentbox doctor: the host report was not recorded in the ledger: %v\n", err)
+		return
+	}
+	if !quiet {
+		fmt.Fprintf(s.Out, "recorded as %s (agentbox show %s)\n", rec.RunID, rec.RunID)
+	}
+}
+
+// isTerminal reports whether w is a terminal, for colour.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && engine.IsTerminal(f)
+}
