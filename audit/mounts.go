@@ -5,6 +5,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // engineSockets are the well-known engine socket paths, /var/run spelled
@@ -57,12 +59,14 @@ var systemDirs = []string{
 var codeDirs = []string{"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt"}
 
 // harmlessFiles are system files commonly bound read-only that hold no
-// secret and grant nothing.
-var harmlessFiles = []string{
+// secret and grant nothing: the usual ones, and every /etc entry agentbox's
+// own default root takes from the host (policy.HostEtc: certificates, the
+// linker cache, alternatives, protocol and service tables).
+var harmlessFiles = append([]string{
 	"/etc/localtime", "/etc/timezone", "/etc/resolv.conf", "/etc/hosts",
 	"/etc/ssl/certs", "/etc/ca-certificates", "/etc/pki/ca-trust/extracted",
 	"/usr/share/zoneinfo",
-}
+}, policy.HostEtc...)
 
 // checkMounts classifies each mount once, by the first code that fits:
 // socket, host root, home directory, system directory, extra writable mount.

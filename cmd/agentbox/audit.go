@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/ledger"
 )
 
 func init() {
@@ -62,7 +64,34 @@ func runAudit(ctx context.Context, io stdio, args []string) int {
 	if err != nil {
 		return auditLoadError(io, err)
 	}
-	return finishAudit(io, f, audit.Audit(cs, opts))
+	start := time.Now().UTC()
+	r := audit.Audit(cs, opts)
+	code = finishAudit(io, f, r)
+	recordAudit(io, start, targets, r, code)
+	return code
+}
+
+// recordAudit appends the audit to the evidence ledger: every finding of
+// every container (subject prefixed with the container's name), accepted
+// ones included. A ledger that cannot be written is a warning, not a
+// different audit result.
+func recordAudit(io stdio, start time.Time, targets []string, r audit.Report, code int) {
+	rec := ledger.Record{RunID: ledger.NewRunID(), Kind: ledger.KindAudit, Start: start, End: time.Now().UTC(),
+		Command: append([]string{"agentbox", "audit"}, targets...), ExitCode: code}
+	for _, c := range r.Containers {
+		for _, f := range ledgerFindings(c.Findings) {
+			f.Subject = c.Name + ": " + f.Subject
+			rec.Findings = append(rec.Findings, f)
+		}
+	}
+	rec.Notes = fmt.Sprintf("%d container(s), %d finding(s) failing", len(r.Containers), len(r.Unaccepted()))
+	d, err := findDirs(io.Getenv)
+	if err == nil {
+		err = d.ledger().Append(rec)
+	}
+	if err != nil {
+		fmt.Fprintf(io.Err, "agentbox audit: warning: ledger: %v\n", err)
+	}
 }
 
 func auditOptions(io stdio, f auditFlags) (audit.Options, error) {

@@ -10,6 +10,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/ledger"
@@ -39,7 +40,9 @@ type launch struct {
 	grant  *engine.Grant
 	sess   *engine.Session
 	st     selfTest
-	rec    ledger.Record
+	// findings are the self-audit's, accepted ones included.
+	findings []audit.Finding
+	rec      ledger.Record
 
 	// allowUnknown and probeTargets are the self-test flags, parsed into st.
 	allowUnknown, probeTargets []string

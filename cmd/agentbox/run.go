@@ -79,6 +79,7 @@ func (l *launch) prepare(ctx context.Context) error {
 		{"ids", func() error { return l.allocateIDs(false) }},
 		{"plan", l.resolvePlan},
 		{"render", l.render},
+		{"audit", l.auditSpec},
 		{"bundle", l.writeBundle},
 		{"workspace grant", l.grantWorkspace},
 		{"canaries", l.plantCanaries},
@@ -192,6 +193,7 @@ func (l *launch) record(start time.Time, exit int, runErr error, td *ledger.Tear
 			rec.Digests.Seccomp = digestJSON(l.spec.Linux.Seccomp)
 		}
 	}
+	rec.Findings = ledgerFindings(l.findings)
 	rec.Probes = ledgerProbes(append(append([]selftest.Result{}, l.st.results...), l.st.host...))
 	rec.HostVerification = l.hostVerification()
 	for probe, reason := range l.st.allowUnknown {

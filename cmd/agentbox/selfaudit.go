@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/policy"
+)
+
+// auditSpec audits the rendered spec as an outsider would (the same checks
+// that audit someone else's container). A finding that neither the policy
+// accepts with a written reason nor the host imposes as a recorded residual
+// refuses the launch.
+func (l *launch) auditSpec() error {
+	opts := audit.Options{Workspaces: []string{l.plan.Workspace}, HomeDirs: l.host.Homes}
+	for _, m := range l.plan.Mounts {
+		if m.ReadOnly && m.Source != "" && (m.Kind == policy.KindInstall || m.Kind == policy.KindRuntime) {
+			opts.ReadOnlyPaths = append(opts.ReadOnlyPaths, m.Source)
+		}
+	}
+	report := audit.Spec(l.spec, opts)
+	var refused []audit.Finding
+	for _, c := range report.Containers {
+		for _, f := range c.Findings {
+			if reason, ok := l.acceptance(f); ok {
+				f.Accepted, f.AcceptedReason = true, reason
+			} else if f.Fails() {
+				refused = append(refused, f)
+			}
+			l.findings = append(l.findings, f)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	for _, f := range refused {
+		fmt.Fprintf(l.io.Err, "agentbox: finding %s (%s) %s: %s; fix: %s\n", f.Code, f.Severity, f.Subject, f.Detail, f.Fix)
+	}
+	return &refusal{fmt.Sprintf("the generated sandbox has %d finding(s) the policy does not accept: %s; accept one with --accept CODE=reason or in %s", len(refused), codes(refused), policy.FileName)}
+}
+
+// acceptance finds the policy's reason for a finding (a code, optionally
+// narrowed to a subject), or the host's reason when the finding is a
+// residual this host imposes.
+func (l *launch) acceptance(f audit.Finding) (string, bool) {
+	for _, a := range l.plan.Accepted {
+		if a.Code == f.Code && (a.Subject == "" || strings.Contains(f.Subject, a.Subject)) {
+			return a.Reason, true
+		}
+	}
+	for _, r := range l.plan.Residuals {
+		if r.Code == f.Code {
+			return "host: " + r.Reason, true
+		}
+	}
+	return "", false
+}
+
+func codes(fs []audit.Finding) string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Code
+	}
+	return strings.Join(out, ", ")
+}
+
+// ledgerFindings converts audit findings for the run record.
+func ledgerFindings(fs []audit.Finding) []ledger.Finding {
+	out := make([]ledger.Finding, len(fs))
+	for i, f := range fs {
+		out[i] = ledger.Finding{Code: f.Code, Severity: string(f.Severity), Subject: f.Subject, Detail: f.Detail, Fix: f.Fix, Evidence: f.Evidence, Accepted: f.Accepted, Reason: f.AcceptedReason}
+	}
+	return out
+}
