@@ -173,17 +173,28 @@ func rootSubIDs(f *Facts, r Result) Result {
 	return r
 }
 
+// subIDFix gives user subordinate ranges where none exist yet and installs
+// newuidmap and newgidmap where they are missing.
 func subIDFix(f *Facts, user string) string {
-	switch {
-	case !f.IDs.NewIDMap && len(f.IDs.SubUIDs) > 0 && len(f.IDs.SubGIDs) > 0:
-		return installCommand(f.OS, "uidmap")
+	install := installCommand(f.OS, idmapPackage(f.OS))
+	if len(f.IDs.SubUIDs) > 0 && len(f.IDs.SubGIDs) > 0 {
+		return install
 	}
 	s, e := f.IDs.FreeStart, f.IDs.FreeStart+userns.SlotSize-1
 	fix := fmt.Sprintf("sudo usermod --add-subuids %d-%d --add-subgids %d-%d %s", s, e, s, e, user)
 	if !f.IDs.NewIDMap {
-		fix = installCommand(f.OS, "uidmap") + " && " + fix
+		fix = install + " && " + fix
 	}
 	return fix
+}
+
+// idmapPackage is the package with newuidmap and newgidmap.
+func idmapPackage(os OSRelease) string {
+	switch os.ID {
+	case "fedora", "rhel", "centos", "rocky", "almalinux":
+		return "shadow-utils"
+	}
+	return "uidmap"
 }
 
 func describeRanges(es []userns.SubIDEntry) string {
