@@ -33,12 +33,13 @@ func WriteText(w io.Writer, r Report, color bool) error {
 		return statusColor[s] + pad + colorReset
 	}
 	ew.printf("agentbox doctor: %s, kernel %s, user %s (euid %d)\n\n", orUnknown(r.Host.OS), orUnknown(r.Host.Kernel), orUnknown(r.Host.User), r.Host.EUID)
+	// tabwriter buffers until Flush, which returns the first write error.
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "STATUS \tCHECK\tDETAIL\n")
+	_, _ = fmt.Fprintf(tw, "STATUS \tCHECK\tDETAIL\n")
 	for _, c := range r.Checks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", paint(c.Status), c.ID, oneLine(c.Detail))
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\n", paint(c.Status), c.ID, oneLine(c.Detail))
 		if c.Fix != "" {
-			fmt.Fprintf(tw, "\t\tfix: %s\n", oneLine(c.Fix))
+			_, _ = fmt.Fprintf(tw, "\t\tfix: %s\n", oneLine(c.Fix))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -82,4 +83,5 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+// printf writes; a failure is kept in e.err, which WriteText returns.
+func (e *errWriter) printf(format string, args ...any) { _, _ = fmt.Fprintf(e, format, args...) }
