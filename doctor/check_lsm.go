@@ -105,7 +105,7 @@ func checkMAC(f *Facts) []Result {
 		r.Status, r.Detail = Pass, labelMAC(f)+" confines the sandbox"
 	case f.LSM.SELinux == "permissive":
 		r.Status, r.Residual = Warn, "selinux-permissive"
-		r.Detail = "SELinux is permissive: the sandbox is labelled, but nothing enforces the labels"
+		r.Detail = "SELinux is permissive: the sandbox is labelled, but nothing enforces the labels, and Landlock is not applied in their place"
 		r.Fix = "setenforce 1 && sed -i 's/^SELINUX=.*/SELINUX=enforcing/' /etc/selinux/config"
 	case f.LSM.AppArmor.Enabled:
 		r.Status, r.Detail = Fail, "AppArmor is enabled, so runs ask for profile "+appArmorProfile+", but apparmor_parser is missing to load it"
