@@ -48,11 +48,7 @@ func initMain() int {
 		return fail(selftest.ExitInitFailed, "go", err)
 	}
 	sup := newSupervisor()
-	ll, err := selftest.ApplyLandlock(cfg.Landlock)
-	if err != nil {
-		return fail(selftest.ExitInitFailed, "landlock", err)
-	}
-	pid, code, err := startAgent(cfg.Agent)
+	pid, ll, code, err := startAgent(cfg.Agent, cfg.Landlock)
 	if err != nil {
 		return fail(code, "start agent", err)
 	}

@@ -39,8 +39,11 @@ func main() {
 	asJSON := flag.Bool("json", false, "with --probe, print JSON lines instead of a table")
 	list := flag.Bool("list", false, "list the probe catalog and exit")
 	hook := flag.String("hook", "", `run as an OCI hook: "lo-up" raises the loopback interface`)
+	execAgent := flag.Bool("exec-agent", false, "internal: confine this process with Landlock and execute the agent (init's child)")
 	flag.Parse()
 	switch {
+	case *execAgent:
+		os.Exit(execAgentMain())
 	case *hook != "":
 		os.Exit(hookMain(*hook))
 	case *list:

@@ -17,24 +17,24 @@ import (
 	"github.com/agentbox/agentbox/ledger"
 )
 
-// waitForSandbox polls the run root until a run's meta.json names the
-// sandbox's first process, and returns the run directory and its meta.
-func waitForSandbox(t *testing.T, runRoot string) (string, engine.Meta) {
+// waitForAgent polls until the agent has created ready (a file in its
+// workspace), then returns the run directory and its meta.json.
+func waitForAgent(t *testing.T, runRoot, ready string) (string, engine.Meta) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		dirs, _ := filepath.Glob(filepath.Join(runRoot, "runs", "*", "meta.json"))
-		for _, m := range dirs {
-			var meta engine.Meta
-			if data, err := os.ReadFile(m); err == nil && json.Unmarshal(data, &meta) == nil && meta.InitPid > 0 && meta.PidNS != 0 {
-				if pids := engine.PidsInNamespace(meta.PidNS); len(pids) >= 3 {
+		if _, err := os.Stat(ready); err == nil {
+			dirs, _ := filepath.Glob(filepath.Join(runRoot, "runs", "*", "meta.json"))
+			for _, m := range dirs {
+				var meta engine.Meta
+				if data, err := os.ReadFile(m); err == nil && json.Unmarshal(data, &meta) == nil && meta.PidNS != 0 {
 					return filepath.Dir(m), meta
 				}
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("sandbox did not start within 20s")
+	t.Fatal("the agent did not start within 20s")
 	return "", engine.Meta{}
 }
 
@@ -46,12 +46,12 @@ func TestKilledLauncherIsCleanedByGC(t *testing.T) {
 	ws := workspaceOwnedBy(t, uid, gid)
 	env := isolatedEnv(t)
 	runRoot := envValue(env, "AGENTBOX_RUN_ROOT")
-	cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000 & sleep 1000")
+	cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000 & touch ready; sleep 1000")
 	cmd.Env, cmd.Dir = env, ws
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	runDir, meta := waitForSandbox(t, runRoot)
+	runDir, meta := waitForAgent(t, runRoot, filepath.Join(ws, "ready"))
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -110,14 +110,15 @@ func TestSigtermReachesTheAgent(t *testing.T) {
 	ws := workspaceOwnedBy(t, uid, gid)
 	env := isolatedEnv(t)
 	runRoot := envValue(env, "AGENTBOX_RUN_ROOT")
-	cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "trap 'echo got-term; exit 9' TERM; sleep 1000 & sleep 1000 & wait")
+	cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "trap 'echo got-term; exit 9' TERM; sleep 1000 & touch ready; wait")
 	cmd.Env, cmd.Dir = env, ws
-	var out strings.Builder
-	cmd.Stdout = &out
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	runDir, meta := waitForSandbox(t, runRoot)
+	runDir, meta := waitForAgent(t, runRoot, filepath.Join(ws, "ready"))
+	defer func() { t.Logf("launcher stderr:\n%s", errb.String()) }()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

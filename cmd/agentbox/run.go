@@ -99,17 +99,22 @@ func (l *launch) prepare(ctx context.Context) error {
 }
 
 func (l *launch) startAndWait(ctx context.Context, sigs <-chan os.Signal) (int, error) {
-	for _, s := range []struct {
-		name string
-		run  func() error
-	}{
-		{"start", func() error { return l.sess.Start(ctx) }},
-		{"self-test", func() error { return l.checkBoundary(ctx) }},
-		{"hand over", func() error { return l.handOver(ctx) }},
-	} {
-		if err := step(s.name, s.run); err != nil {
-			return err.(*stepError).code, err
-		}
+	// A signal before the agent may run aborts the launch: there is nothing
+	// to forward it to, and no agent may start after it. Once init has its
+	// go, signals wait in sigs for the agent.
+	checkCtx, cancel := cancelOnSignal(ctx, sigs)
+	err := l.startChecked(checkCtx)
+	interrupted := checkCtx.Err() != nil
+	cancel()
+	switch {
+	case err != nil:
+		return err.(*stepError).code, err
+	case interrupted:
+		_ = l.st.init.Abort("interrupted")
+		return exitRefused, step("self-test", func() error { return &refusal{"interrupted before the agent started"} })
+	}
+	if err := step("hand over", func() error { return l.handOver(ctx) }); err != nil {
+		return err.(*stepError).code, err
 	}
 	started := time.Now()
 	code, err := l.sess.Wait(ctx, sigs, l.plan.Terminal || !engine.ForegroundOfTerminal())
@@ -118,6 +123,14 @@ func (l *launch) startAndWait(ctx context.Context, sigs <-chan os.Signal) (int, 
 		return exitHost, step("wait", func() error { return err })
 	}
 	return code, nil
+}
+
+// startChecked starts the sandbox and runs the self-test.
+func (l *launch) startChecked(ctx context.Context) error {
+	if err := step("start", func() error { return l.sess.Start(ctx) }); err != nil {
+		return err
+	}
+	return step("self-test", func() error { return l.checkBoundary(ctx) })
 }
 
 // cancelOnSignal returns a context that ends when a signal arrives during
