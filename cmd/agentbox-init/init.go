@@ -47,6 +47,9 @@ func initMain() int {
 	if err := awaitGo(conn, cfg); err != nil {
 		return fail(selftest.ExitInitFailed, "go", err)
 	}
+	if len(cfg.Agent.Args) == 0 {
+		return 0 // a probe-only run (agentbox selftest): nothing to start
+	}
 	sup := newSupervisor()
 	pid, ll, code, err := startAgent(cfg.Agent, cfg.Landlock)
 	if err != nil {

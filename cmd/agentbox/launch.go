@@ -46,6 +46,8 @@ type launch struct {
 
 	// allowUnknown and probeTargets are the self-test flags, parsed into st.
 	allowUnknown, probeTargets []string
+	// probesOnly makes a self-test run: every probe, and no agent.
+	probesOnly bool
 }
 
 // stepError is a failed step with the exit code it maps to.

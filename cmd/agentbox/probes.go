@@ -114,7 +114,9 @@ func (l *launch) configureInit(probesOnly bool) error {
 		Targets:  t,
 		Canaries: l.st.canaries.config,
 		Landlock: landlockPlan(l.plan),
-		WaitGo:   !probesOnly,
+		// init waits for the launcher's word even in a probe-only run, so
+		// that the host's verification sees the sandbox still alive.
+		WaitGo: true,
 	}
 	if probesOnly {
 		cfg.Agent = selftest.Command{}
@@ -147,6 +149,21 @@ func landlockPlan(p *policy.Plan) *selftest.LandlockPlan {
 // host while init waits, and lets the agent start only when every probe and
 // every host check passed (or an UNKNOWN was accepted with a reason).
 func (l *launch) checkBoundary(ctx context.Context) error {
+	if err := l.collectProbes(ctx); err != nil {
+		return err
+	}
+	failed := l.failedProbes()
+	l.printProbes(failed)
+	if len(failed) > 0 {
+		_ = l.st.init.Abort(fmt.Sprintf("%d probe(s) failed", len(failed)))
+		return &refusal{fmt.Sprintf("the boundary failed %d probe(s): %s; nothing was started", len(failed), strings.Join(probeNames(failed), ", "))}
+	}
+	return nil
+}
+
+// collectProbes reads init's probe results and verifies the sandbox from
+// the host while init waits.
+func (l *launch) collectProbes(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	results, err := l.st.init.Results(ctx)
@@ -155,12 +172,6 @@ func (l *launch) checkBoundary(ctx context.Context) error {
 	}
 	l.st.results = results
 	l.st.host = selftest.VerifyHost("/proc", l.sess.Pid(), l.hostState())
-	failed := l.failedProbes()
-	l.printProbes(failed)
-	if len(failed) > 0 {
-		_ = l.st.init.Abort(fmt.Sprintf("%d probe(s) failed", len(failed)))
-		return &refusal{fmt.Sprintf("the boundary failed %d probe(s): %s; nothing was started", len(failed), strings.Join(probeNames(failed), ", "))}
-	}
 	return nil
 }
 

@@ -85,7 +85,7 @@ func (l *launch) prepare(ctx context.Context) error {
 		{"canaries", l.plantCanaries},
 		{"init channel", l.openInit},
 		{"create", func() error { return l.create(ctx) }},
-		{"configure init", func() error { return l.configureInit(false) }},
+		{"configure init", func() error { return l.configureInit(l.probesOnly) }},
 	}
 	for _, s := range steps {
 		if ctx.Err() != nil {
@@ -181,7 +181,7 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 	if err := l.dirs.ledger().Append(l.rec); err != nil {
 		fmt.Fprintf(l.io.Err, "agentbox: warning: ledger: %v\n", err)
 	}
-	if l.json {
+	if l.json && !l.probesOnly {
 		_ = json.NewEncoder(l.io.Err).Encode(struct {
 			Event  string        `json:"event"`
 			Record ledger.Record `json:"record"`
@@ -190,7 +190,11 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 }
 
 func (l *launch) record(start time.Time, exit int, runErr error, td *ledger.Teardown) ledger.Record {
-	rec := ledger.Record{RunID: l.runID, Kind: ledger.KindRun, Start: start, End: time.Now().UTC(), Command: l.argv, Teardown: td, ExitCode: exit}
+	kind := ledger.KindRun
+	if l.probesOnly {
+		kind = ledger.KindSelftest
+	}
+	rec := ledger.Record{RunID: l.runID, Kind: kind, Start: start, End: time.Now().UTC(), Command: l.argv, Teardown: td, ExitCode: exit}
 	if l.plan != nil {
 		for _, r := range l.plan.Residuals {
 			rec.Residuals = append(rec.Residuals, ledger.Residual{Code: r.Code, Detail: r.Reason})
