@@ -48,6 +48,11 @@ type launch struct {
 	allowUnknown, probeTargets []string
 	// probesOnly makes a self-test run: every probe, and no agent.
 	probesOnly bool
+	// weaken, set only by tests in this package, changes the spec written
+	// to the bundle after the self-audit passed, so that a test can prove
+	// each probe reports ALLOW when its layer is missing. No flag, file or
+	// environment variable reaches it.
+	weaken func(*specs.Spec)
 }
 
 // stepError is a failed step with the exit code it maps to.
@@ -183,6 +188,11 @@ func (l *launch) writeBundle() error {
 		if s, err = ns.Spec(l.spec); err != nil {
 			return err
 		}
+	}
+	if l.weaken != nil {
+		cp := *s // a test's change never reaches l.spec, the audited and recorded one
+		l.weaken(&cp)
+		s = &cp
 	}
 	return engine.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
 }
