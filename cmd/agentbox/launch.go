@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -190,7 +191,16 @@ func (l *launch) writeBundle() error {
 		}
 	}
 	if l.weaken != nil {
-		cp := *s // a test's change never reaches l.spec, the audited and recorded one
+		// A deep copy: a test's change never reaches l.spec, the audited
+		// and recorded one.
+		var cp specs.Spec
+		data, err := json.Marshal(s)
+		if err == nil {
+			err = json.Unmarshal(data, &cp)
+		}
+		if err != nil {
+			return err
+		}
 		l.weaken(&cp)
 		s = &cp
 	}
