@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -72,6 +73,7 @@ func step(name string, fn func() error) error {
 	start := time.Now()
 	err := fn()
 	trace(name, start)
+	pauseAfter(name)
 	if err == nil {
 		return nil
 	}
@@ -279,6 +281,16 @@ func (l *launch) teardown() *ledger.Teardown {
 	defer cancel()
 	rec := cleanRun(ctx, l.dirs, l.runDir, l.meta)
 	return &rec
+}
+
+// pauseAfter stops the launcher (SIGSTOP) after the step named by
+// AGENTBOX_TEST_PAUSE_AFTER, so that failure-injection tests can SIGKILL it
+// at an exact point of the pipeline and check what gc finds. It only ever
+// stops the launcher itself.
+func pauseAfter(name string) {
+	if os.Getenv("AGENTBOX_TEST_PAUSE_AFTER") == name {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	}
 }
 
 // tracing prints each step's wall time on stderr when AGENTBOX_TRACE=1,

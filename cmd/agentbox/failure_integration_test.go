@@ -1,0 +1,119 @@
+//go:build integration
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/ledger"
+)
+
+// waitStopped waits until process pid is stopped (state T) and returns the
+// run directory and meta of the run it launched.
+func waitStopped(t *testing.T, pid int, runRoot string) (string, engine.Meta) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err == nil {
+			f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+			if len(f) > 0 && f[0] == "T" {
+				metas, _ := filepath.Glob(filepath.Join(runRoot, "runs", "*", "meta.json"))
+				if len(metas) == 1 {
+					var m engine.Meta
+					data, _ := os.ReadFile(metas[0])
+					if json.Unmarshal(data, &m) == nil {
+						return filepath.Dir(metas[0]), m
+					}
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the launcher did not pause within 20s")
+	return "", engine.Meta{}
+}
+
+// A launcher SIGKILLed at each point of the pipeline leaves what it left;
+// the next invocation's gc finds it, says what it found, and leaves nothing.
+func TestLauncherKilledAtEachStepIsCleaned(t *testing.T) {
+	uid, gid := testUser(t)
+	for _, at := range []string{"create", "self-test", "hand over"} {
+		t.Run(strings.ReplaceAll(at, " ", "-"), func(t *testing.T) {
+			ws := workspaceOwnedBy(t, uid, gid)
+			env := isolatedEnv(t, "AGENTBOX_TEST_PAUSE_AFTER="+at)
+			runRoot := envValue(env, "AGENTBOX_RUN_ROOT")
+			cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
+			cmd.Env, cmd.Dir = env, ws
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			runDir, meta := waitStopped(t, cmd.Process.Pid, runRoot)
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			if meta.PidNS == 0 || len(engine.PidsInNamespace(meta.PidNS)) == 0 {
+				t.Fatalf("no sandbox process was left after a kill at %q; the test proves nothing", at)
+			}
+			canaries := meta.Canaries
+			r := runIn(t, withoutKey(env, "AGENTBOX_TEST_PAUSE_AFTER"), ws, "gc", "--json")
+			if r.code != 0 {
+				t.Fatalf("gc exit %d: %s %s", r.code, r.stdout, r.stderr)
+			}
+			var rec ledger.Record
+			if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &rec); err != nil {
+				t.Fatalf("gc output %q: %v", r.stdout, err)
+			}
+			if rec.RunID != meta.RunID || rec.Kind != ledger.KindGC || !strings.Contains(rec.Notes, "launcher (pid") || !rec.Teardown.Clean() {
+				t.Errorf("gc record %+v", rec)
+			}
+			assertNothingLeft(t, runDir, meta)
+			for _, c := range canaries {
+				if _, err := os.Stat(c); err == nil {
+					t.Errorf("canary %s left behind", c)
+				}
+			}
+		})
+	}
+}
+
+// Killing the agent from outside ends the run with the agent's death as the
+// exit code, and teardown is clean.
+func TestKilledAgentEndsTheRunCleanly(t *testing.T) {
+	uid, gid := testUser(t)
+	ws := workspaceOwnedBy(t, uid, gid)
+	env := isolatedEnv(t)
+	cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "echo $$ > agent.pid; touch ready; sleep 1000")
+	cmd.Env, cmd.Dir = env, ws
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	runDir, meta := waitForAgent(t, envValue(env, "AGENTBOX_RUN_ROOT"), filepath.Join(ws, "ready"))
+	var agent int
+	for _, pid := range engine.PidsInNamespace(meta.PidNS) {
+		if cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); strings.HasPrefix(string(cmdline), "/usr/bin/sh\x00") {
+			agent = pid
+		}
+	}
+	if agent == 0 {
+		t.Fatal("agent process not found")
+	}
+	if err := syscall.Kill(agent, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 137 {
+		t.Errorf("launcher ended with %v, want the agent's 137", err)
+	}
+	assertNothingLeft(t, runDir, meta)
+}
