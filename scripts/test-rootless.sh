@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test-rootless.sh: run the launcher's integration suite a second time as the
 # unprivileged user agentbox-test (created by test-setup.sh), so that
-# rootless agentbox is tested for real. Run as root. Tests named *AsRoot
-# need root by design and are left out by name (not skipped), so that strict
-# mode stays meaningful.
+# rootless agentbox is tested for real, plus every test named *Rootless
+# (which need an ordinary user and are left out of the root run by name).
+# Run as root. Tests named *AsRoot need root by design and are left out here
+# by name (not skipped), so that strict mode stays meaningful.
 set -euo pipefail
 
 test_user=agentbox-test
@@ -19,12 +20,18 @@ chmod 755 "$work"
 CGO_ENABLED=0 go build -o "$work/agentbox" ./cmd/agentbox
 CGO_ENABLED=0 go build -o "$work/agentbox-init" ./cmd/agentbox-init
 go test -c -tags integration -o "$work/agentbox.test" ./cmd/agentbox
+go test -c -tags integration -o "$work/userns.test" ./userns
 chmod 755 "$work"/*
 
 home=$(getent passwd "$test_user" | cut -d: -f6)
 cd "$work"
-exec runuser -u "$test_user" -- env -i \
-	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	HOME="$home" USER="$test_user" LANG=C.UTF-8 \
-	AGENTBOX_BIN="$work/agentbox" AGENTBOX_TEST_STRICT="${AGENTBOX_TEST_STRICT:-}" \
-	"$work/agentbox.test" -test.count=1 -test.timeout=10m -test.skip 'AsRoot$' ${TESTFLAGS:-}
+as_user() {
+	runuser -u "$test_user" -- env -i \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME="$home" USER="$test_user" LANG=C.UTF-8 \
+		AGENTBOX_BIN="$work/agentbox" AGENTBOX_TEST_STRICT="${AGENTBOX_TEST_STRICT:-}" "$@"
+}
+echo "test-rootless: cmd/agentbox as $test_user"
+as_user "$work/agentbox.test" -test.count=1 -test.timeout=10m -test.skip 'AsRoot$' ${TESTFLAGS:-}
+echo "test-rootless: userns *Rootless tests as $test_user"
+as_user "$work/userns.test" -test.count=1 -test.timeout=5m -test.run 'Rootless$' ${TESTFLAGS:-}

@@ -162,6 +162,26 @@ func TestStatusDecisions(t *testing.T) {
 	}
 }
 
+func TestDecideIDMapInside(t *testing.T) {
+	tests := []struct {
+		m    []IDMapRange
+		want Decision
+		obs  string
+	}{
+		{[]IDMapRange{{0, 0, 4294967295}}, Allow, "identity"},
+		{[]IDMapRange{{0, 0, 1}, {1, 100000, 65535}}, Allow, "root-maps-parent-root"},
+		// rootless keep-id in an outer namespace: the agent on the parent's 0
+		{[]IDMapRange{{0, 1, 1001}, {1001, 0, 1}, {1002, 1003, 64534}}, Deny, "maps-parent-root"},
+		{[]IDMapRange{{0, 100000, 65536}}, Deny, "mapped"},
+		{nil, Unknown, "empty"},
+	}
+	for _, tc := range tests {
+		if d, o := decideIDMapInside(tc.m); d != tc.want || o != tc.obs {
+			t.Errorf("decideIDMapInside(%v) = %s %s, want %s %s", tc.m, d, o, tc.want, tc.obs)
+		}
+	}
+}
+
 func TestDecideIDMap(t *testing.T) {
 	tests := []struct {
 		m    []IDMapRange

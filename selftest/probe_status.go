@@ -102,6 +102,30 @@ func decideIDMap(m []IDMapRange) (Decision, string) {
 	return Deny, "mapped"
 }
 
+// decideIDMapInside judges the map as the sandbox sees it, relative to
+// its parent user namespace, which need not be the host's: a rootless
+// launcher's runtime runs in an outer namespace where 0 is the invoking
+// user. So only root inside mapping to the parent's root is ALLOW here;
+// another id on the parent's 0 is the rootless keep-id map, and whether
+// that parent is the host is host-uid-map's to judge, from the host.
+func decideIDMapInside(m []IDMapRange) (Decision, string) {
+	switch {
+	case isInitialIDMap(m):
+		return Allow, "identity"
+	case len(m) == 0:
+		return Unknown, "empty"
+	}
+	for _, r := range m {
+		if r.Inside == 0 && r.Outside == 0 {
+			return Allow, "root-maps-parent-root"
+		}
+	}
+	if mapsHostRoot(m) {
+		return Deny, "maps-parent-root"
+	}
+	return Deny, "mapped"
+}
+
 func probeUIDMap(e *Env) outcome {
 	b, err := os.ReadFile(filepath.Join(e.Proc, "self", "uid_map"))
 	if err != nil {
@@ -111,7 +135,7 @@ func probeUIDMap(e *Env) outcome {
 	if err != nil {
 		return outcome{target: "/proc/self/uid_map", decision: Unknown, observed: "uid-map-malformed", detail: err.Error()}
 	}
-	d, o := decideIDMap(m)
+	d, o := decideIDMapInside(m)
 	return outcome{target: "/proc/self/uid_map", decision: d, observed: o, detail: fmt.Sprintf("uid_map %v: %s", m, o)}
 }
 

@@ -113,10 +113,10 @@ func TestSlotMappingInKernel(t *testing.T) {
 	}
 }
 
-// TestRootlessSingleInKernel maps the invoking unprivileged user alone, as
+// TestSingleMappingInKernelRootless maps the invoking unprivileged user alone, as
 // rootless mode does without newuidmap, and checks the result in a real
 // user namespace.
-func TestRootlessSingleInKernel(t *testing.T) {
+func TestSingleMappingInKernelRootless(t *testing.T) {
 	testutil.RequireNonRoot(t)
 	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
 	r, err := RootlessMappings(RootlessInput{Name: "nobody-in-particular", UID: uid, GID: gid, AgentUID: 1000, AgentGID: 1000})
