@@ -40,6 +40,8 @@ type Gateway struct {
 	logFile  io.Closer
 	token    atomic.Pointer[string]
 	sem      chan struct{}
+	ctx      context.Context // canceled by Close: ends upstream requests and dials
+	cancel   context.CancelFunc
 
 	mu        sync.Mutex
 	closed    bool
@@ -93,6 +95,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[net.Conn]struct{}{},
 	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
 	tok := cfg.Token
 	g.token.Store(&tok)
 	routes, err := g.buildRoutes(cfg, o.getenv)
@@ -204,6 +207,7 @@ func (g *Gateway) Revoke() {
 // first error writing the log, if any.
 func (g *Gateway) Close() error {
 	g.Revoke()
+	g.cancel()
 	g.mu.Lock()
 	g.closed = true
 	for l := range g.listeners {

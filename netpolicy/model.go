@@ -76,7 +76,7 @@ func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) b
 	if err := cc.continue100(req, out); err != nil {
 		return false
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(cc.g.ctx)
 	defer cancel()
 	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { d.Resolved = i.Conn.RemoteAddr().String() }}
 	resp, err := r.rt.RoundTrip(out.WithContext(httptrace.WithClientTrace(ctx, trace)))

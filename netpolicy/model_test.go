@@ -300,3 +300,26 @@ func TestBuiltinUpstreamChecked(t *testing.T) {
 		t.Errorf("reason %q does not say why", b)
 	}
 }
+
+// TestCloseEndsStreams: Close returns while a stream is open and silent,
+// and the agent's stream ends.
+func TestCloseEndsStreams(t *testing.T) {
+	port, caFile := tlsUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}, false)
+	cfg := Config{Upstreams: map[string]Upstream{"openai": {URL: "https://upstream.test:" + port, CAFile: caFile}}}
+	tg := startGateway(t, cfg, map[string][]string{"upstream.test": {"127.0.0.1"}}, nil)
+	resp := modelRequest(t, tg.addr, "POST", "/openai/v1/responses", `{}`, map[string]string{"Authorization": "Bearer " + testToken})
+	br := bufio.NewReader(resp.Body)
+	if line, err := br.ReadString('\n'); err != nil || line != "data: first\n" {
+		t.Fatalf("first event %q %v", line, err)
+	}
+	if err := tg.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if _, err := io.ReadAll(br); err == nil {
+		t.Error("the stream ended cleanly although the gateway closed mid-stream")
+	}
+}

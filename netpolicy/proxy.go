@@ -41,7 +41,7 @@ func (cc *clientConn) serveConnect(req *http.Request, head requestHead, start ti
 		cc.refuse(req, start, http.StatusBadRequest, d)
 		return
 	}
-	ctx := context.Background()
+	ctx := cc.g.ctx
 	addrs, status, err := cc.proxyCheck(ctx, t, head, false)
 	if err != nil {
 		d.Reason = err.Error()
@@ -91,7 +91,7 @@ func (cc *clientConn) serveForward(req *http.Request, head requestHead, start ti
 		cc.refuse(req, start, status, d)
 		return false
 	}
-	ctx := context.Background()
+	ctx := cc.g.ctx
 	addrs, status, err := cc.proxyCheck(ctx, t, head, req.ProtoAtLeast(1, 1))
 	if err != nil {
 		d.Reason = err.Error()
