@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/policy"
+)
+
+func TestWriteBundle(t *testing.T) {
+	dir := t.TempDir()
+	src := t.TempDir()
+	file := filepath.Join(src, "init")
+	if err := os.WriteFile(file, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &specs.Spec{Root: &specs.Root{Path: "rootfs", Readonly: true}, Mounts: []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc"},
+		{Destination: "/usr", Type: "bind", Source: src, Options: []string{"bind", "ro"}},
+		{Destination: "/usr/lib/x", Type: "bind", Source: src},       // below another mount: not created
+		{Destination: "/.agentbox/init", Type: "bind", Source: file}, // a file mount point
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"mode=1777"}},
+		{Destination: "/home/agent", Type: "tmpfs", Source: "tmpfs", Options: []string{"mode=0700"}},
+	}}
+	rootfs := policy.Rootfs{Symlinks: map[string]string{"/bin": "usr/bin"}, Files: map[string]string{"/etc/hosts": "127.0.0.1 localhost\n"}}
+	if err := WriteBundle(dir, s, rootfs); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "rootfs")
+	checks := []struct {
+		path string
+		mode os.FileMode
+	}{
+		{"proc", os.ModeDir | 0o755},
+		{"usr", os.ModeDir | 0o755},
+		{".agentbox/init", 0o644},
+		{"tmp", os.ModeDir | os.ModeSticky | 0o777}, // runc gives a tmpfs its mount point's mode
+		{"home/agent", os.ModeDir | 0o700},
+		{"etc/hosts", 0o644},
+	}
+	for _, c := range checks {
+		fi, err := os.Lstat(filepath.Join(root, c.path))
+		if err != nil {
+			t.Errorf("%s: %v", c.path, err)
+			continue
+		}
+		if fi.Mode() != c.mode {
+			t.Errorf("%s: mode %v, want %v", c.path, fi.Mode(), c.mode)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(root, "usr/lib")); err == nil {
+		t.Error("a mount point below another bind was created in the bundle root")
+	}
+	if l, err := os.Readlink(filepath.Join(root, "bin")); err != nil || l != "usr/bin" {
+		t.Errorf("bin -> %q, %v", l, err)
+	}
+	var back specs.Spec
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil || json.Unmarshal(data, &back) != nil || len(back.Mounts) != len(s.Mounts) {
+		t.Errorf("config.json: %v", err)
+	}
+}
+
+// A symlink in the bundle root can never make agentbox create a directory
+// outside it.
+func TestMountPointsNeverFollowSymlinks(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	s := &specs.Spec{Root: &specs.Root{Path: "rootfs"}, Mounts: []specs.Mount{{Destination: "/escape/x", Type: "tmpfs", Source: "tmpfs"}}}
+	err := WriteBundle(dir, s, policy.Rootfs{Symlinks: map[string]string{"/escape": outside}})
+	if err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("WriteBundle = %v, want a refusal to follow the symlink", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+		t.Errorf("created %v outside the bundle", entries)
+	}
+}
+
+func TestInRootCannotClimbOut(t *testing.T) {
+	for _, p := range []string{"/../../etc/passwd", "../x", "/a/../../b"} {
+		got, err := inRoot("/bundle/rootfs", p)
+		if err != nil || !strings.HasPrefix(got, "/bundle/rootfs/") {
+			t.Errorf("inRoot(%q) = %q, %v", p, got, err)
+		}
+	}
+}
+
+func TestWriteFileAtomicLeavesNoTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "meta.json")
+	for _, content := range []string{"one", "two"} {
+		if err := WriteFileAtomic(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %v, want only meta.json", entries)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "two" {
+		t.Errorf("content %q", b)
+	}
+}
