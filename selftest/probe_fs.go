@@ -180,17 +180,7 @@ func allowedDevice(p string, mode uint32, rdev uint64, extra []string) bool {
 }
 
 func probeDevices(e *Env) outcome {
-	var extra []string
-	err := filepath.WalkDir("/dev", func(p string, de fs.DirEntry, err error) error {
-		if err != nil || de.Type()&(fs.ModeDevice|fs.ModeCharDevice) == 0 {
-			return nil
-		}
-		var st unix.Stat_t
-		if unix.Lstat(p, &st) == nil && !allowedDevice(p, st.Mode, st.Rdev, e.Config.AllowDevices) {
-			extra = append(extra, p)
-		}
-		return nil
-	})
+	extra, err := devicesBeyond("/dev", unix.Lstat, e.Config.AllowDevices)
 	if errors.Is(err, fs.ErrNotExist) {
 		return outcome{target: "/dev", decision: Deny, observed: "no-dev", detail: "/dev does not exist"}
 	}
@@ -200,4 +190,26 @@ func probeDevices(e *Env) outcome {
 			detail: fmt.Sprintf("%d devices beyond the allowed set: %s", len(extra), strings.Join(shown, ","))}
 	}
 	return outcome{target: "/dev", decision: Deny, observed: "minimal", detail: "only allowed device nodes in /dev"}
+}
+
+// devicesBeyond lists the device nodes under dir that the allowed set does
+// not hold. Every entry is stat'ed: the type readdir reports is the entry's
+// in dir's own filesystem, and an OCI runtime in a user namespace binds each
+// device over an empty regular file, so only stat shows the device.
+func devicesBeyond(dir string, lstat func(string, *unix.Stat_t) error, allow []string) ([]string, error) {
+	var extra []string
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return nil
+		}
+		var st unix.Stat_t
+		if lstat(p, &st) != nil {
+			return nil
+		}
+		if kind := st.Mode & unix.S_IFMT; (kind == unix.S_IFCHR || kind == unix.S_IFBLK) && !allowedDevice(p, st.Mode, st.Rdev, allow) {
+			extra = append(extra, p)
+		}
+		return nil
+	})
+	return extra, err
 }
