@@ -43,42 +43,70 @@ func TestChecks(t *testing.T) {
 		want   []string
 	}{
 		{"hardened is clean", func(c *Container) {}, nil, nil},
-		{"privileged hides the caps it implies", func(c *Container) { c.Privileged, c.Caps = true, AllCaps }, nil,
-			[]string{"privileged-container critical"}},
-		{"root without userns", func(c *Container) { c.User, c.UserNS = "root", No }, nil,
-			[]string{"runs-as-root high"}},
+		{
+			"privileged hides the caps it implies", func(c *Container) { c.Privileged, c.Caps = true, AllCaps }, nil,
+			[]string{"privileged-container critical"},
+		},
+		{
+			"root without userns", func(c *Container) { c.User, c.UserNS = "root", No }, nil,
+			[]string{"runs-as-root high"},
+		},
 		{"root with userns is fine", func(c *Container) { c.User = "0:0" }, nil, nil},
-		{"non-root without userns is a note", func(c *Container) { c.UserNS = No }, nil,
-			[]string{"user-namespace-not-used info"}},
-		{"unknown userns for root is unknown", func(c *Container) { c.User, c.UserNS = "", Unknown }, nil,
-			[]string{"runs-as-root high unknown"}},
-		{"caps added and kept", func(c *Container) { c.Caps = []string{"CAP_SYS_ADMIN", "CAP_CHOWN"} }, nil,
-			[]string{"capabilities-added high", "capabilities-not-dropped medium"}},
-		{"caps unknown", func(c *Container) { c.CapsKnown = false }, nil,
-			[]string{"capabilities-not-dropped medium unknown"}},
+		{
+			"non-root without userns is a note", func(c *Container) { c.UserNS = No }, nil,
+			[]string{"user-namespace-not-used info"},
+		},
+		{
+			"unknown userns for root is unknown", func(c *Container) { c.User, c.UserNS = "", Unknown }, nil,
+			[]string{"runs-as-root high unknown"},
+		},
+		{
+			"caps added and kept", func(c *Container) { c.Caps = []string{"CAP_SYS_ADMIN", "CAP_CHOWN"} }, nil,
+			[]string{"capabilities-added high", "capabilities-not-dropped medium"},
+		},
+		{
+			"caps unknown", func(c *Container) { c.CapsKnown = false }, nil,
+			[]string{"capabilities-not-dropped medium unknown"},
+		},
 		{"writable root, new privileges, no limits", func(c *Container) {
 			c.ReadOnlyRoot, c.NoNewPrivileges, c.MemoryLimit = false, No, 0
 		}, nil, []string{"new-privileges-allowed medium", "no-resource-limits medium", "writable-root-filesystem medium"}},
-		{"seccomp unconfined", func(c *Container) { c.Seccomp.Mode = "unconfined" }, nil,
-			[]string{"seccomp-unconfined high"}},
-		{"seccomp weak", func(c *Container) { c.Seccomp = Seccomp{Mode: "custom", Weak: []string{"bpf"}, WeakKnown: true} }, nil,
-			[]string{"seccomp-profile-weak high"}},
-		{"seccomp custom, not compared", func(c *Container) { c.Seccomp = Seccomp{Mode: "custom"} }, nil,
-			[]string{"seccomp-profile-weak high unknown"}},
+		{
+			"seccomp unconfined", func(c *Container) { c.Seccomp.Mode = "unconfined" }, nil,
+			[]string{"seccomp-unconfined high"},
+		},
+		{
+			"seccomp weak", func(c *Container) { c.Seccomp = Seccomp{Mode: "custom", Weak: []string{"bpf"}, WeakKnown: true} }, nil,
+			[]string{"seccomp-profile-weak high"},
+		},
+		{
+			"seccomp custom, not compared", func(c *Container) { c.Seccomp = Seccomp{Mode: "custom"} }, nil,
+			[]string{"seccomp-profile-weak high unknown"},
+		},
 		{"seccomp custom, as strong", func(c *Container) { c.Seccomp = Seccomp{Mode: "custom", WeakKnown: true} }, nil, nil},
-		{"lsm off", func(c *Container) { c.AppArmor, c.SELinux = "unconfined", []string{"disable"} }, nil,
-			[]string{"apparmor-unconfined medium", "selinux-unconfined medium"}},
-		{"selinux spc_t", func(c *Container) { c.SELinux = []string{"system_u:system_r:spc_t:s0"} }, nil,
-			[]string{"selinux-unconfined medium"}},
-		{"systempaths unconfined", func(c *Container) { c.SystemPaths = "unconfined" }, nil,
-			[]string{"proc-masks-removed high"}},
-		{"masked paths emptied", func(c *Container) { c.PathsKnown, c.ProcMounted = true, true }, nil,
-			[]string{"proc-masks-removed high"}},
+		{
+			"lsm off", func(c *Container) { c.AppArmor, c.SELinux = "unconfined", []string{"disable"} }, nil,
+			[]string{"apparmor-unconfined medium", "selinux-unconfined medium"},
+		},
+		{
+			"selinux spc_t", func(c *Container) { c.SELinux = []string{"system_u:system_r:spc_t:s0"} }, nil,
+			[]string{"selinux-unconfined medium"},
+		},
+		{
+			"systempaths unconfined", func(c *Container) { c.SystemPaths = "unconfined" }, nil,
+			[]string{"proc-masks-removed high"},
+		},
+		{
+			"masked paths emptied", func(c *Container) { c.PathsKnown, c.ProcMounted = true, true }, nil,
+			[]string{"proc-masks-removed high"},
+		},
 		{"masked paths complete", func(c *Container) {
 			c.PathsKnown, c.ProcMounted, c.MaskedPaths, c.ReadonlyPaths = true, true, MaskedPaths, ReadonlyPaths
 		}, nil, nil},
-		{"host namespaces", func(c *Container) { c.PidMode, c.IpcMode, c.UTSMode = "host", "host", "host" }, nil,
-			[]string{"host-ipc-mode high", "host-pid-mode high", "host-uts-mode low"}},
+		{
+			"host namespaces", func(c *Container) { c.PidMode, c.IpcMode, c.UTSMode = "host", "host", "host" }, nil,
+			[]string{"host-ipc-mode high", "host-pid-mode high", "host-uts-mode low"},
+		},
 		{"devices and sysctls", func(c *Container) {
 			c.Devices, c.DeviceRules, c.Sysctls = []Device{{Host: "/dev/kvm"}}, []string{"c 10:* rwm"}, map[string]string{"net.ipv4.ip_forward": "1"}
 		}, nil, []string{"devices-mounted high", "devices-mounted high", "sysctls-set low"}},
@@ -87,19 +115,27 @@ func TestChecks(t *testing.T) {
 		{"networks internal, not, unknown", func(c *Container) {
 			c.NetworkMode, c.Networks = "", []Network{{Name: "a", Internal: Yes}, {Name: "b", Internal: No}, {Name: "c", Internal: Unknown}}
 		}, nil, []string{"network-policy-not-applied high", "network-policy-not-applied high unknown"}},
-		{"vouched network", func(c *Container) { c.NetworkMode, c.Networks = "", []Network{{Name: "gw", Internal: Unknown}} },
-			&Options{InternalNetworks: []string{"gw"}, Workspaces: []string{"/work/project"}}, nil},
-		{"joined netns is unknown", func(c *Container) { c.NetworkMode = "ns:/run/netns/x" }, nil,
-			[]string{"network-policy-not-applied high unknown"}},
-		{"auto-approve alone is a note", func(c *Container) { c.Command = []string{"claude", "--dangerously-skip-permissions"} }, nil,
-			[]string{"auto-approve-permission-mode info"}},
+		{
+			"vouched network", func(c *Container) { c.NetworkMode, c.Networks = "", []Network{{Name: "gw", Internal: Unknown}} },
+			&Options{InternalNetworks: []string{"gw"}, Workspaces: []string{"/work/project"}}, nil,
+		},
+		{
+			"joined netns is unknown", func(c *Container) { c.NetworkMode = "ns:/run/netns/x" }, nil,
+			[]string{"network-policy-not-applied high unknown"},
+		},
+		{
+			"auto-approve alone is a note", func(c *Container) { c.Command = []string{"claude", "--dangerously-skip-permissions"} }, nil,
+			[]string{"auto-approve-permission-mode info"},
+		},
 		{"auto-approve with a fault is raised", func(c *Container) {
 			c.Command, c.NetworkMode = []string{"codex", "--yolo"}, "host"
 		}, nil, []string{"host-network-mode critical", "auto-approve-permission-mode high"}},
-		{"accepted fault does not raise auto-approve", func(c *Container) {
-			c.Command, c.NetworkMode = []string{"codex", "--yolo"}, "host"
-		}, &Options{Accept: map[string]string{CodeHostNetwork: "lab machine"}, Workspaces: []string{"/work/project"}},
-			[]string{"host-network-mode critical accepted", "auto-approve-permission-mode info"}},
+		{
+			"accepted fault does not raise auto-approve", func(c *Container) {
+				c.Command, c.NetworkMode = []string{"codex", "--yolo"}, "host"
+			}, &Options{Accept: map[string]string{CodeHostNetwork: "lab machine"}, Workspaces: []string{"/work/project"}},
+			[]string{"host-network-mode critical accepted", "auto-approve-permission-mode info"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,13 +209,17 @@ func TestMountClassification(t *testing.T) {
 }
 
 func TestSecretName(t *testing.T) {
-	secret := []string{"GITHUB_TOKEN", "HF_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY",
+	secret := []string{
+		"GITHUB_TOKEN", "HF_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY",
 		"AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN", "DB_PASSWORD", "MYSQL_ROOT_PASSWORD", "SMTP_PASS", "PGPASSWORD", "MYSQL_PWD",
 		"CLIENT_SECRET", "GOOGLE_APPLICATION_CREDENTIALS", "STRIPE_APIKEY", "SSH_PRIVATE_KEY", "gh_token", "npm-token",
-		"SENTRY_DSN", "JWT", "GH_PAT"}
-	notSecret := []string{"TOKENIZERS_PARALLELISM", "PATH", "HOME", "PWD", "AWS_REGION", "AWS_PROFILE", "PASSWORD_FILE",
+		"SENTRY_DSN", "JWT", "GH_PAT",
+	}
+	notSecret := []string{
+		"TOKENIZERS_PARALLELISM", "PATH", "HOME", "PWD", "AWS_REGION", "AWS_PROFILE", "PASSWORD_FILE",
 		"TOKEN_URL", "SECRETS_DIR", "KEYBOARD", "PASSTHROUGH", "MONKEY", "SORT_KEY", "GITHUB_TOKEN_PATH", "LANG",
-		"BYPASS_CACHE", "PATTERN"}
+		"BYPASS_CACHE", "PATTERN",
+	}
 	for _, n := range secret {
 		if !SecretName(n) {
 			t.Errorf("SecretName(%q) = false, want true", n)

@@ -209,6 +209,8 @@ func findItem(coll *yaml.Node, match func(k, v *yaml.Node) bool) *yaml.Node {
 				return coll.Content[i]
 			}
 		}
+	default:
+		// scalars, aliases and documents hold no items
 	}
 	return nil
 }

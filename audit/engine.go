@@ -77,7 +77,7 @@ func (e *Engine) Container(ctx context.Context, nameOrID string) (Container, err
 	}
 	cs, err := ParseInspect(b, e.Kind)
 	if err != nil || len(cs) != 1 {
-		return Container{}, fmt.Errorf("inspect container %s: unexpected answer from the %s engine: %v", nameOrID, e.Kind, err)
+		return Container{}, fmt.Errorf("inspect container %s: unexpected answer from the %s engine: %w", nameOrID, e.Kind, errOrCount(err, len(cs)))
 	}
 	c := cs[0]
 	if err := e.fillNetworks(ctx, &c, b); err != nil {
@@ -166,7 +166,7 @@ func (e *Engine) get(ctx context.Context, path string) ([]byte, error) {
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cannot reach the %s engine at %s (%v); start it or pass --host", ErrEngineUnavailable, e.Kind, e.Socket, err)
+		return nil, fmt.Errorf("%w: cannot reach the %s engine at %s (%w); start it or pass --host", ErrEngineUnavailable, e.Kind, e.Socket, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
@@ -195,4 +195,12 @@ func engineMessage(b []byte) string {
 		return m.Message
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// errOrCount is err, or an error saying how many containers came back.
+func errOrCount(err error, n int) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%d containers in the answer, want 1", n)
 }

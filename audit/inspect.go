@@ -301,10 +301,10 @@ func EffectiveCaps(defaults, add, drop []string, privileged bool) []string {
 // usernsMode reads HostConfig.UsernsMode. "" depends on the daemon
 // (userns-remap, rootless), which inspect output does not say.
 func usernsMode(m string) Tri {
-	switch {
-	case m == "host":
+	switch m {
+	case "host":
 		return No
-	case m == "":
+	case "":
 		return Unknown
 	}
 	return Yes // podman: auto, keep-id, nomap, ns:…, private

@@ -183,6 +183,8 @@ func ociNamespaces(l *specs.Linux, c *Container) {
 			c.UTSMode = mode
 		case specs.UserNamespace:
 			c.UserNS = userNSMapping(ns.Path, l.UIDMappings)
+		default:
+			// mount, cgroup and time namespaces are not audited
 		}
 	}
 }

@@ -125,6 +125,8 @@ func sarifLevel(s Severity) string {
 		return "error"
 	case Medium:
 		return "warning"
+	default:
+		// low and informational: below
 	}
 	return "note"
 }

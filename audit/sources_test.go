@@ -142,8 +142,10 @@ func TestFromSpec(t *testing.T) {
 	if diff := cmp.Diff(want, codesOf(r.Containers[0].Findings)); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
 	}
-	r = Spec(s, Options{Workspaces: []string{"/work/project"}, InternalNetworks: []string{"/run/netns/ab"},
-		Accept: map[string]string{CodeHomeDirectory: "test", CodeCapsAdded: "test", CodeDevices: "test", CodeSeccompUnconfined: "test", CodeSecretInEnv: "test"}})
+	r = Spec(s, Options{
+		Workspaces: []string{"/work/project"}, InternalNetworks: []string{"/run/netns/ab"},
+		Accept: map[string]string{CodeHomeDirectory: "test", CodeCapsAdded: "test", CodeDevices: "test", CodeSeccompUnconfined: "test", CodeSecretInEnv: "test"},
+	})
 	if u := r.Unaccepted(); len(u) != 0 {
 		t.Errorf("unaccepted: %v", codesOf(u))
 	}

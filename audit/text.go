@@ -165,6 +165,8 @@ func sevColor(s Severity) string {
 		return ansiRed
 	case Medium:
 		return ansiYellow
+	default:
+		// low and informational: below
 	}
 	return ansiCyan
 }

@@ -101,7 +101,7 @@ func (n UserNS) mapIDs(pid int) error {
 	g := []string{p, "0", strconv.Itoa(int(n.GID)), "1", "1", strconv.Itoa(int(n.SubGID.Start)), strconv.Itoa(int(n.SubGID.Count))}
 	for tool, args := range map[string][]string{"newuidmap": u, "newgidmap": g} {
 		if out, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %v: %s", tool, err, out)
+			return fmt.Errorf("%s: %w: %s", tool, err, out)
 		}
 	}
 	return nil

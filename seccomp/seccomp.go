@@ -154,6 +154,8 @@ func Evaluate(p *specs.LinuxSeccomp, name string, fixed []profiles.ArgValue) Ver
 		return Allowed
 	case supervise:
 		return Supervised
+	default:
+		// a refusing default: below
 	}
 	return Refused
 }
@@ -172,6 +174,8 @@ func classify(a specs.LinuxSeccompAction) class {
 		return refuse
 	case specs.ActTrace, specs.ActNotify:
 		return supervise
+	default:
+		// allow, log and unknown actions let the call through: below
 	}
 	return permit // SCMP_ACT_ALLOW, SCMP_ACT_LOG and anything unknown
 }

@@ -163,26 +163,44 @@ func TestLoadFileErrors(t *testing.T) {
 		want       string // substring of the error
 	}{
 		{"syntax", "{\n\"defaultAction\": \"SCMP_ACT_ERRNO\",\n}", "bad.json:3: invalid JSON"},
-		{"type", "{\n\"defaultAction\": \"SCMP_ACT_ERRNO\",\n\"syscalls\": [{\"names\": \"read\"}]\n}",
-			"bad.json:3: field syscalls.names: got a JSON string, want []string"},
+		{
+			"type", "{\n\"defaultAction\": \"SCMP_ACT_ERRNO\",\n\"syscalls\": [{\"names\": \"read\"}]\n}",
+			"bad.json:3: field syscalls.names: got a JSON string, want []string",
+		},
 		{"unknown field", "{\n\"defaultAction\": \"SCMP_ACT_ERRNO\",\n\"defaultActoin\": 1}", "bad.json:3: unknown field \"defaultActoin\""},
 		{"missing default", `{"syscalls": []}`, "field defaultAction: missing"},
-		{"bad action", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "ALLOW"}]}`,
-			"field syscalls[0].action: unknown action \"ALLOW\""},
-		{"bad op", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 1, "op": "EQ"}]}]}`,
-			"field syscalls[0].args[0]: unknown operator \"EQ\""},
-		{"bad index", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 6, "value": 1, "op": "SCMP_CMP_EQ"}]}]}`,
-			"field syscalls[0].args[0]: index 6"},
-		{"name and names", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"name": "read", "names": ["write"], "action": "SCMP_ACT_ALLOW"}]}`,
-			"field syscalls[0].name: both name and names"},
-		{"no names", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"action": "SCMP_ACT_ALLOW"}]}`,
-			"field syscalls[0].names: missing"},
-		{"errno on allow", `{"defaultAction": "SCMP_ACT_ALLOW", "defaultErrnoRet": 1}`,
-			"field defaultAction: errnoRet is set but action SCMP_ACT_ALLOW takes no errno"},
-		{"min kernel", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["ptrace"], "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "4"}}]}`,
-			"minKernel: kernel version \"4\""},
-		{"both arch forms", `{"defaultAction": "SCMP_ACT_ERRNO", "architectures": ["SCMP_ARCH_X86_64"], "archMap": [{"architecture": "SCMP_ARCH_X86_64"}]}`,
-			"field archMap: both architectures and archMap"},
+		{
+			"bad action", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "ALLOW"}]}`,
+			"field syscalls[0].action: unknown action \"ALLOW\"",
+		},
+		{
+			"bad op", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 0, "value": 1, "op": "EQ"}]}]}`,
+			"field syscalls[0].args[0]: unknown operator \"EQ\"",
+		},
+		{
+			"bad index", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW", "args": [{"index": 6, "value": 1, "op": "SCMP_CMP_EQ"}]}]}`,
+			"field syscalls[0].args[0]: index 6",
+		},
+		{
+			"name and names", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"name": "read", "names": ["write"], "action": "SCMP_ACT_ALLOW"}]}`,
+			"field syscalls[0].name: both name and names",
+		},
+		{
+			"no names", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"action": "SCMP_ACT_ALLOW"}]}`,
+			"field syscalls[0].names: missing",
+		},
+		{
+			"errno on allow", `{"defaultAction": "SCMP_ACT_ALLOW", "defaultErrnoRet": 1}`,
+			"field defaultAction: errnoRet is set but action SCMP_ACT_ALLOW takes no errno",
+		},
+		{
+			"min kernel", `{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["ptrace"], "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "4"}}]}`,
+			"minKernel: kernel version \"4\"",
+		},
+		{
+			"both arch forms", `{"defaultAction": "SCMP_ACT_ERRNO", "architectures": ["SCMP_ARCH_X86_64"], "archMap": [{"architecture": "SCMP_ARCH_X86_64"}]}`,
+			"field archMap: both architectures and archMap",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

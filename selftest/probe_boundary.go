@@ -1,6 +1,7 @@
 package selftest
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -245,7 +246,7 @@ func checkSocketPath(p string) (Decision, string) {
 	var st unix.Stat_t
 	err := unix.Stat(p, &st)
 	switch {
-	case err == unix.ENOENT || err == unix.ENOTDIR:
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
 		return Deny, "absent"
 	case err != nil:
 		d, o := decideSyscall(err)

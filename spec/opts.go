@@ -164,6 +164,8 @@ func WithLSM(l policy.LSM) Opt {
 			ensureLinux(s).MountLabel = l.MountLabel
 		case policy.LSMAppArmor:
 			p.ApparmorProfile = l.AppArmorProfile
+		default:
+			// LSMNone: Landlock, which init applies, needs nothing in the spec
 		}
 		return nil
 	}

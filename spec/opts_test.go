@@ -28,9 +28,11 @@ func TestOptionsOnZeroSpec(t *testing.T) {
 		{"seccomp", WithSeccomp(&specs.LinuxSeccomp{DefaultAction: specs.ActErrno}), specs.Spec{Linux: &specs.Linux{Seccomp: &specs.LinuxSeccomp{DefaultAction: specs.ActErrno}}}},
 		{"cgroup", WithCgroupsPath("/agentbox/x"), specs.Spec{Linux: &specs.Linux{CgroupsPath: "/agentbox/x"}}},
 		{"limits v1", WithLimits(&policy.ResolvedLimits{MemoryBytes: mem, Pids: pids, CPUWeight: 50}), specs.Spec{Linux: &specs.Linux{Resources: &specs.LinuxResources{
-			Memory: &specs.LinuxMemory{Limit: &mem, Swap: &mem}, Pids: &specs.LinuxPids{Limit: &pids}, CPU: &specs.LinuxCPU{Shares: &shares}}}}},
+			Memory: &specs.LinuxMemory{Limit: &mem, Swap: &mem}, Pids: &specs.LinuxPids{Limit: &pids}, CPU: &specs.LinuxCPU{Shares: &shares},
+		}}}},
 		{"limits v2", WithLimits(&policy.ResolvedLimits{MemoryBytes: mem, Pids: pids, CPUWeight: 50, CgroupV2: true}), specs.Spec{Linux: &specs.Linux{Resources: &specs.LinuxResources{
-			Memory: &specs.LinuxMemory{Limit: &mem, Swap: &mem}, Pids: &specs.LinuxPids{Limit: &pids}, Unified: map[string]string{"cpu.weight": "50"}}}}},
+			Memory: &specs.LinuxMemory{Limit: &mem, Swap: &mem}, Pids: &specs.LinuxPids{Limit: &pids}, Unified: map[string]string{"cpu.weight": "50"},
+		}}}},
 		{"no limits", WithLimits(nil), specs.Spec{}},
 		{"selinux", WithLSM(policy.LSM{Kind: policy.LSMSELinux, ProcessLabel: "p", MountLabel: "m"}), specs.Spec{Process: &specs.Process{SelinuxLabel: "p"}, Linux: &specs.Linux{MountLabel: "m"}}},
 		{"apparmor", WithLSM(policy.LSM{Kind: policy.LSMAppArmor, AppArmorProfile: "agentbox-default"}), specs.Spec{Process: &specs.Process{ApparmorProfile: "agentbox-default"}}},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -141,7 +142,8 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 		}
 	}
 	err = cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
 		err = nil // 1 means some probe failed, which the results say
 	}
 	return seen, err

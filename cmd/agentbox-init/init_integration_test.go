@@ -49,7 +49,7 @@ func build(bin string) (string, error) {
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build: %v\n%s", err, out)
+		return "", fmt.Errorf("build: %w\n%s", err, out)
 	}
 	f, err := elf.Open(bin)
 	if err != nil {

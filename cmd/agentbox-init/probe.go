@@ -38,7 +38,7 @@ func probeMain(in io.Reader, out, errw io.Writer, names string, asJSON bool) int
 	if asJSON {
 		print, flush = printJSON(bw), bw.Flush
 	}
-	defer flush()
+	defer func() { _ = flush() }()
 	err = selftest.Run(context.Background(), selftest.NewEnv(&cfg), func(r selftest.Result) error {
 		failed = failed || !r.Passed()
 		return print(r)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,7 +113,8 @@ func TestKilledAgentEndsTheRunCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 137 {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 137 {
 		t.Errorf("launcher ended with %v, want the agent's 137", err)
 	}
 	assertNothingLeft(t, runDir, meta)

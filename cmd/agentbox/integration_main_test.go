@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,7 +48,7 @@ func testMain(m *testing.M) (int, error) {
 		build := exec.Command("go", "build", "-o", out, pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := build.CombinedOutput(); err != nil {
-			return 0, fmt.Errorf("build %s: %v\n%s", pkg, err, msg)
+			return 0, fmt.Errorf("build %s: %w\n%s", pkg, err, msg)
 		}
 	}
 	return m.Run(), nil
@@ -82,7 +83,8 @@ func runIn(t *testing.T, env []string, dir string, args ...string) result {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("run agentbox: %v", err)

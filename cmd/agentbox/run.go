@@ -106,15 +106,19 @@ func (l *launch) startAndWait(ctx context.Context, sigs <-chan os.Signal) (int, 
 	err := l.startChecked(checkCtx)
 	interrupted := checkCtx.Err() != nil
 	cancel()
+	var se *stepError
 	switch {
+	case errors.As(err, &se):
+		return se.code, err
 	case err != nil:
-		return err.(*stepError).code, err
+		return exitHost, err
 	case interrupted:
 		_ = l.st.init.Abort("interrupted")
 		return exitRefused, step("self-test", func() error { return &refusal{"interrupted before the agent started"} })
 	}
 	if err := step("hand over", func() error { return l.handOver(ctx) }); err != nil {
-		return err.(*stepError).code, err
+		errors.As(err, &se)
+		return se.code, err
 	}
 	started := time.Now()
 	code, err := l.sess.Wait(ctx, sigs, l.plan.Terminal || !engine.ForegroundOfTerminal())

@@ -195,8 +195,13 @@ func TestPersonalityFilter(t *testing.T) {
 		persona uint64
 		allow   bool
 	}{
-		{perQuery, true}, {perLinux, true}, {perLinux32, true}, {perUname26 | perLinux32, true},
-		{readImpliesExec, false}, {personalityOfBSD, false}, {0x0040000 /* ADDR_NO_RANDOMIZE */, false},
+		{perQuery, true},
+		{perLinux, true},
+		{perLinux32, true},
+		{perUname26 | perLinux32, true},
+		{readImpliesExec, false},
+		{personalityOfBSD, false},
+		{0x0040000 /* ADDR_NO_RANDOMIZE */, false},
 	} {
 		if got := allowedBy(Default().Rules, "personality", tt.persona); got != tt.allow {
 			t.Errorf("personality(%#x): allowed=%v, want %v", tt.persona, got, tt.allow)
@@ -308,6 +313,8 @@ func matches(a specs.LinuxSeccompArg, v uint64) bool {
 		return v == a.Value
 	case specs.OpMaskedEqual:
 		return v&a.Value == a.ValueTwo
+	default:
+		// other operators: below
 	}
 	panic("matches: operator not used by this profile: " + string(a.Op))
 }
