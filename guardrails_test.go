@@ -1,0 +1,139 @@
+// Guard-rail tests over the whole module (STYLE.md §16): every package says
+// what it is, the pipeline's import direction holds, and the CLI's help is
+// consistent with its commands.
+package agentbox_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentbox/agentbox/"
+
+// packages returns every package directory of the module with its parsed
+// non-test files.
+func packages(t *testing.T) map[string][]*ast.File {
+	t.Helper()
+	out := map[string][]*ast.File{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "bin") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		out[filepath.Dir(path)] = append(out[filepath.Dir(path)], f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestEveryPackageHasOneDocComment(t *testing.T) {
+	for dir, files := range packages(t) {
+		docs := 0
+		for _, f := range files {
+			if f.Doc != nil && strings.TrimSpace(f.Doc.Text()) != "" {
+				docs++
+			}
+		}
+		if docs != 1 {
+			t.Errorf("%s: %d files carry a package comment, want exactly 1", dir, docs)
+		}
+	}
+}
+
+// forbidden lists, per package, imports that would break the pipeline's
+// one direction of data (DESIGN.md §3, §4).
+var forbidden = map[string][]string{
+	"policy":  {module + "spec", module + "engine", module + "audit", module + "selftest", "os/exec"},
+	"spec":    {module + "engine", module + "audit", module + "selftest", module + "host"},
+	"audit":   {module + "engine"},
+	"ledger":  {module + "policy", module + "spec", module + "engine", module + "audit", module + "selftest"},
+	"userns":  {module + "policy", module + "spec", module + "engine"},
+	"seccomp": {module + "policy", module + "spec", module + "engine"},
+	"engine":  {module + "audit", module + "selftest", module + "spec"},
+}
+
+func TestPipelineImportDirection(t *testing.T) {
+	pkgs := packages(t)
+	for dir, deny := range forbidden {
+		files, ok := pkgs[dir]
+		if !ok {
+			t.Errorf("package %s not found", dir)
+			continue
+		}
+		for _, f := range files {
+			for _, imp := range f.Imports {
+				path := strings.Trim(imp.Path.Value, `"`)
+				for _, d := range deny {
+					if path == d {
+						t.Errorf("%s imports %s", dir, path)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The help lists every command once, and each command's --help answers
+// with its own usage line and exit 0.
+func TestCLIHelpIsConsistent(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "agentbox")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "help").Output()
+	if err != nil {
+		t.Fatalf("agentbox help: %v", err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); strings.HasPrefix(line, "  ") && len(f) > 1 {
+			names = append(names, f[0])
+		}
+	}
+	for _, want := range []string{"run", "spec", "selftest", "audit", "doctor", "runs", "show", "gc"} {
+		if !contains(names, want) {
+			t.Errorf("help does not list %s (lists %v)", want, names)
+		}
+	}
+	for _, name := range names {
+		cmd := exec.Command(bin, name, "--help")
+		msg, err := cmd.CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(msg), "usage: agentbox "+name) {
+			t.Errorf("agentbox %s --help: %v\n%s", name, err, msg)
+		}
+	}
+	if err := exec.Command(bin, "no-such-command").Run(); err == nil {
+		t.Error("an unknown command exited 0")
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
