@@ -1,0 +1,48 @@
+package agents
+
+type claude struct{}
+
+func init() { register(claude{}) }
+
+func (claude) Name() string { return "claude" }
+
+// Prepare points Claude Code at the gateway's /anthropic route. The token
+// goes in ANTHROPIC_AUTH_TOKEN (sent as a bearer token), which Claude Code
+// uses without a login or an API-key approval prompt; the gateway swaps it
+// for the real key.
+func (c claude) Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error) {
+	e := merge(proxyEnv(gw), map[string]string{
+		"ANTHROPIC_BASE_URL":                       gw.base() + "/anthropic",
+		"ANTHROPIC_AUTH_TOKEN":                     gw.Token,
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+		"DISABLE_AUTOUPDATER":                      "1",
+		"DISABLE_TELEMETRY":                        "1",
+		"DISABLE_ERROR_REPORTING":                  "1",
+		TokenEnv:                                   gw.Token,
+	})
+	return Launch{Agent: c.Name(), Argv: append([]string(nil), argv...), Env: e, Permission: claudePermission(argv[1:])}, nil
+}
+
+// claudePermission reads Claude Code's permission mode from its flags.
+func claudePermission(args []string) Permission {
+	if flag, ok := hasFlag(args, "--dangerously-skip-permissions"); ok {
+		return Permission{Mode: "bypassPermissions", AutoApprove: true, Source: flag}
+	}
+	p := Permission{Mode: "default", Source: "default"}
+	if v, flag, ok := flagValue(args, "--permission-mode"); ok {
+		p.Mode, p.Source = v, flag
+	}
+	switch p.Mode {
+	case "bypassPermissions":
+		p.AutoApprove = true
+	case "auto":
+		p.AutoApprove = true
+		p.Note = "a classifier, not a person, approves each tool call"
+	case "acceptEdits":
+		p.Note = "file edits are applied without asking; commands still ask"
+	}
+	if flag, ok := hasFlag(args, "--allow-dangerously-skip-permissions"); ok && !p.AutoApprove {
+		p.Note = flag + " lets the session switch to bypassPermissions"
+	}
+	return p
+}
