@@ -89,6 +89,27 @@ func step(name string, fn func() error) error {
 	return &stepError{step: name, code: code, err: err}
 }
 
+// namedStep is one step of a recipe: its name (for errors, traces and
+// pauses) and what it does.
+type namedStep struct {
+	name string
+	run  func() error
+}
+
+// runSteps runs steps in order and stops at the first failure, or before
+// the next step once ctx has ended (a signal during setup).
+func runSteps(ctx context.Context, steps []namedStep) error {
+	for _, s := range steps {
+		if ctx.Err() != nil {
+			return step(s.name, func() error { return &refusal{"interrupted before the sandbox started"} })
+		}
+		if err := step(s.name, s.run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // refusal is a boundary the launch will not hand over.
 type refusal struct{ msg string }
 

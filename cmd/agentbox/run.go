@@ -67,10 +67,7 @@ func (l *launch) run(ctx context.Context) int {
 
 // prepare runs every step up to a created, not yet started sandbox.
 func (l *launch) prepare(ctx context.Context) error {
-	steps := []struct {
-		name string
-		run  func() error
-	}{
+	return runSteps(ctx, []namedStep{
 		{"policy", l.loadPolicy},
 		{"env canary", func() error { l.st.canaries.plantEnvCanary(); return nil }},
 		{"host", l.captureHost},
@@ -86,16 +83,7 @@ func (l *launch) prepare(ctx context.Context) error {
 		{"init channel", l.openInit},
 		{"create", func() error { return l.create(ctx) }},
 		{"configure init", func() error { return l.configureInit(l.probesOnly) }},
-	}
-	for _, s := range steps {
-		if ctx.Err() != nil {
-			return step(s.name, func() error { return &refusal{"interrupted before the sandbox started"} })
-		}
-		if err := step(s.name, s.run); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 func (l *launch) startAndWait(ctx context.Context, sigs <-chan os.Signal) (int, error) {

@@ -22,20 +22,15 @@ func runSpec(_ context.Context, s stdio, args []string) int {
 		cmd = []string{"sh"}
 	}
 	l.argv = cmd
-	steps := []struct {
-		name string
-		run  func() error
-	}{
+	err := runSteps(context.Background(), []namedStep{
 		{"policy", l.loadPolicy},
 		{"host", l.captureHost},
 		{"ids", func() error { return l.allocateIDs(true) }},
 		{"plan", l.resolvePlan},
 		{"render", l.render},
-	}
-	for _, st := range steps {
-		if err := step(st.name, st.run); err != nil {
-			return l.failAs("spec", err)
-		}
+	})
+	if err != nil {
+		return l.failAs("spec", err)
 	}
 	enc := json.NewEncoder(s.Out)
 	enc.SetIndent("", "\t")
