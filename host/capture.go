@@ -12,8 +12,10 @@ import (
 	"strings"
 
 	"github.com/opencontainers/selinux/go-selinux"
+	"github.com/opencontainers/selinux/go-selinux/label"
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbox/agentbox/apparmor"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -32,6 +34,21 @@ func Capture() (policy.Host, error) {
 		FS:       OSFS{},
 		SELinux:  selinux.GetEnabled(),
 		AppArmor: AppArmorEnabled("/"),
+	}
+	if h.SELinux {
+		// Reserve this run's MCS level; the process and mount labels go to
+		// the spec. agentbox does not relabel the workspace (see README).
+		p, m, err := label.InitLabels(nil)
+		if err != nil {
+			return policy.Host{}, fmt.Errorf("selinux labels: %w", err)
+		}
+		h.SELinuxLabels = [2]string{p, m}
+	}
+	if h.AppArmor {
+		// Loading a profile needs root; an ordinary user can only use one
+		// that an administrator has loaded.
+		loaded, _ := apparmor.IsLoaded(policy.AppArmorProfile)
+		h.AppArmorReady = h.EUID == 0 || loaded
 	}
 	h.Homes = readHomes("/etc/passwd")
 	h.Home = userHome(h.EUID)

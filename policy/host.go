@@ -34,6 +34,9 @@ type Host struct {
 	SELinux       bool
 	AppArmor      bool
 	SELinuxLabels [2]string
+	// AppArmorReady is true when agentbox's profile can be used: root
+	// loads it, an ordinary user needs it loaded already.
+	AppArmorReady bool
 	// InitPath is agentbox-init on the host, bound read-only into the
 	// sandbox as its first process; empty runs the command directly.
 	InitPath string

@@ -33,8 +33,11 @@ func (r *resolver) resolveLSM() error {
 	switch {
 	case r.h.SELinux:
 		r.plan.LSM = LSM{Kind: LSMSELinux, ProcessLabel: r.h.SELinuxLabels[0], MountLabel: r.h.SELinuxLabels[1]}
-	case r.h.AppArmor:
+	case r.h.AppArmor && r.h.AppArmorReady:
 		r.plan.LSM = LSM{Kind: LSMAppArmor, AppArmorProfile: AppArmorProfile}
+	case r.h.AppArmor:
+		r.plan.LSM = LSM{Kind: LSMNone}
+		r.residual("apparmor-profile-not-loaded", "AppArmor is enabled but the profile "+AppArmorProfile+" is not loaded and an ordinary user cannot load it (as root: agentbox run once, or apparmor_parser -r the rendered profile); Landlock applies instead")
 	default:
 		r.plan.LSM = LSM{Kind: LSMNone}
 		r.residual("lsm-unavailable", "neither SELinux nor AppArmor is enabled on this host; capabilities, seccomp, namespaces and the read-only root still apply")

@@ -273,3 +273,38 @@ func TestNoMappingToHostRoot(t *testing.T) {
 		t.Errorf("err = %v, want a refusal to map to host root", err)
 	}
 }
+
+func TestResolveLSM(t *testing.T) {
+	tests := []struct {
+		name     string
+		set      func(*Host)
+		want     LSM
+		residual string
+	}{
+		{"selinux", func(h *Host) {
+			h.SELinux, h.SELinuxLabels = true, [2]string{"system_u:system_r:container_t:s0:c1,c2", "system_u:object_r:container_file_t:s0:c1,c2"}
+		},
+			LSM{Kind: LSMSELinux, ProcessLabel: "system_u:system_r:container_t:s0:c1,c2", MountLabel: "system_u:object_r:container_file_t:s0:c1,c2"}, ""},
+		{"apparmor as root", func(h *Host) { h.AppArmor, h.AppArmorReady = true, true }, LSM{Kind: LSMAppArmor, AppArmorProfile: AppArmorProfile}, ""},
+		{"apparmor profile missing", func(h *Host) { h.AppArmor = true }, LSM{Kind: LSMNone}, "apparmor-profile-not-loaded"},
+		{"neither", func(*Host) {}, LSM{Kind: LSMNone}, "lsm-unavailable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := resolve(t, Policy{}, []string{"sh"}, func(_ *fakeFS, h *Host) { tt.set(h) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.LSM != tt.want {
+				t.Errorf("LSM %+v, want %+v", plan.LSM, tt.want)
+			}
+			got := ""
+			for _, r := range plan.Residuals {
+				got = r.Code
+			}
+			if got != tt.residual {
+				t.Errorf("residual %q, want %q", got, tt.residual)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/agentbox/agentbox/apparmor"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/host"
@@ -228,6 +229,20 @@ func (l *launch) writeBundle() error {
 		s = &cp
 	}
 	return engine.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
+}
+
+// loadLSM loads agentbox's AppArmor profile (root only; the plan chose
+// AppArmor for an ordinary user only when the profile is already loaded).
+// SELinux needs nothing loaded: the labels are in the spec.
+func (l *launch) loadLSM() error {
+	if l.plan.LSM.Kind != policy.LSMAppArmor || l.host.EUID != 0 {
+		return nil
+	}
+	text, err := apparmor.Render(l.plan.LSM.AppArmorProfile)
+	if err != nil {
+		return err
+	}
+	return apparmor.Load(l.plan.LSM.AppArmorProfile, text)
 }
 
 // grantWorkspace hands a root-owned workspace to the agent's unprivileged

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/opencontainers/selinux/go-selinux"
+
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/selftest"
@@ -78,6 +80,7 @@ func (l *launch) prepare(ctx context.Context) error {
 		{"render", l.render},
 		{"audit", l.auditSpec},
 		{"bundle", l.writeBundle},
+		{"lsm", l.loadLSM},
 		{"workspace grant", l.grantWorkspace},
 		{"canaries", l.plantCanaries},
 		{"init channel", l.openInit},
@@ -159,6 +162,9 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 		l.st.init.Close()
 	}
 	td := l.teardown()
+	if p := l.host.SELinuxLabels[0]; p != "" {
+		selinux.ReleaseLabel(p)
+	}
 	if err := l.st.canaries.remove(); err != nil {
 		fmt.Fprintf(l.io.Err, "agentbox: warning: removing canaries: %v\n", err)
 	}
