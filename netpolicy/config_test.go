@@ -113,3 +113,35 @@ func golden(t *testing.T, path, got string) {
 		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }
+
+func TestLoadToken(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "tok")
+	os.WriteFile(good, []byte("agentbox-gw-abc\n"), 0o600)
+	bad := filepath.Join(dir, "bad")
+	os.WriteFile(bad, []byte("two words\n"), 0o600)
+	env := map[string]string{"TOK": " agentbox-gw-env ", "EMPTY": ""}
+	getenv := func(k string) string { return env[k] }
+	tests := []struct {
+		cfg  Config
+		want string // token, or "error"
+	}{
+		{Config{TokenFile: good}, "agentbox-gw-abc"},
+		{Config{TokenEnv: "TOK"}, "agentbox-gw-env"},
+		{Config{TokenFile: bad}, "error"},
+		{Config{TokenFile: filepath.Join(dir, "absent")}, "error"},
+		{Config{TokenEnv: "EMPTY"}, "error"},
+		{Config{}, "error"},
+	}
+	for _, tt := range tests {
+		c := tt.cfg
+		err := c.LoadToken(getenv)
+		got := c.Token
+		if err != nil {
+			got = "error"
+		}
+		if got != tt.want {
+			t.Errorf("LoadToken(%+v) = %q (%v), want %q", tt.cfg, got, err, tt.want)
+		}
+	}
+}

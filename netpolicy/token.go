@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -55,6 +56,35 @@ func checkSecret(s string) error {
 		if s[i] < 0x21 || s[i] > 0x7e {
 			return fmt.Errorf("the secret contains a byte (%#x at %d) that cannot go into an HTTP header", s[i], i)
 		}
+	}
+	return nil
+}
+
+// ErrNoToken is returned by LoadToken when the config names no token source.
+var ErrNoToken = errors.New("no gateway token: set token_file or token_env in the gateway config")
+
+// LoadToken fills c.Token from TokenFile or TokenEnv, as a standalone
+// gateway does. A gateway without a token would refuse every model request,
+// so a missing or empty token is an error.
+func (c *Config) LoadToken(getenv func(string) string) error {
+	switch {
+	case c.TokenFile != "":
+		t, err := readSecret(c.TokenFile)
+		if err != nil {
+			return fmt.Errorf("gateway token: %w", err)
+		}
+		c.Token = t
+	case c.TokenEnv != "":
+		t := strings.TrimSpace(getenv(c.TokenEnv))
+		if t == "" {
+			return fmt.Errorf("gateway token: $%s is empty or unset", c.TokenEnv)
+		}
+		if err := checkSecret(t); err != nil {
+			return fmt.Errorf("gateway token: $%s: %w", c.TokenEnv, err)
+		}
+		c.Token = t
+	default:
+		return ErrNoToken
 	}
 	return nil
 }
