@@ -30,6 +30,10 @@ type Runtime struct {
 	// UserNS, for a rootless launcher with subordinate ids, is the user
 	// namespace every invocation of the runtime runs in; nil otherwise.
 	UserNS *UserNS `json:",omitempty"`
+	// Hide is a mount the runtime must not see (see HiddenUnified), and
+	// Helper the agentbox binary that hides it; empty for none.
+	Hide   string `json:",omitempty"`
+	Helper string `json:",omitempty"`
 }
 
 // Stdio are the streams given to the sandbox's first process when it has
@@ -65,9 +69,12 @@ type State struct {
 func (r Runtime) command(ctx context.Context, extra int, args ...string) *exec.Cmd {
 	full := append([]string{"--root", r.Root}, args...)
 	var cmd *exec.Cmd
-	if r.UserNS != nil {
+	switch {
+	case r.UserNS != nil:
 		cmd = r.UserNS.command(ctx, r.Path, full, extra)
-	} else {
+	case r.Hide != "":
+		cmd = hideCommand(ctx, r.Helper, r.Hide, r.Path, full)
+	default:
 		cmd = exec.CommandContext(ctx, r.Path, full...)
 	}
 	cmd.Env = runtimeEnv()

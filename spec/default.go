@@ -21,12 +21,17 @@ var MaskedPaths = []string{
 // ReadonlyPaths are Docker's read-only /proc paths.
 var ReadonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
 
+// OCIVersion is the runtime-spec version the configs declare: the oldest
+// that has every field agentbox sets, so that the runtimes distributions
+// ship accept it (crun 1.8 refuses "1.3.0"; runc 1.1 reports 1.0.2-dev).
+const OCIVersion = "1.0.2"
+
 // Default returns the hardened baseline: nothing runs yet (no args), no
 // capability, no privilege gain, a read-only root at "rootfs", all
 // namespaces new, and only the kernel file systems a process needs.
 func Default() *specs.Spec {
 	return &specs.Spec{
-		Version:  specs.Version,
+		Version:  OCIVersion,
 		Root:     &specs.Root{Path: "rootfs", Readonly: true},
 		Hostname: "agentbox",
 		Process: &specs.Process{

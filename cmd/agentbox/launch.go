@@ -200,6 +200,13 @@ func (l *launch) runIDOrPlaceholder() string {
 
 func (l *launch) writeBundle() error {
 	l.rt = engine.Runtime{Name: l.plan.Runtime.Name, Path: l.plan.Runtime.Path, Root: l.dirs.runtimeRoot(l.plan.Runtime.Name), UserNS: l.ids.userNS}
+	if hide := engine.HiddenUnified(l.rt.Name, l.host.EUID == 0); hide != "" {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		l.rt.Hide, l.rt.Helper = hide, self
+	}
 	l.meta.Runtime = l.rt
 	if l.spec.Linux != nil {
 		l.meta.Cgroup = l.spec.Linux.CgroupsPath

@@ -59,14 +59,24 @@ func plantHomeCanary(t *testing.T) string {
 	return p
 }
 
-func TestRunBoundary(t *testing.T) {
+func TestRunBoundary(t *testing.T) { testBoundary(t, "runc") }
+
+// crun runs the same boundary (as root: on a hybrid cgroup host agentbox
+// hides the v2 hierarchy from crun, which only root can do).
+func TestCrunBoundaryAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	testutil.RequireBinary(t, "crun", "crun")
+	testBoundary(t, "crun")
+}
+
+func testBoundary(t *testing.T, runtime string) {
 	uid, gid := testUser(t)
 	ws := workspaceOwnedBy(t, uid, gid)
 	canary := plantHomeCanary(t)
 	env := isolatedEnv(t, "AGENTBOX_CANARY_SECRET="+randomHex(t))
 	// The canary's path reaches the sandbox only as an argument, never the
 	// secret itself; the variable must not cross.
-	r := runIn(t, env, ws, "run", "--", "env", "CANARY_FILE="+canary, "sh", "-c", probeScript)
+	r := runIn(t, env, ws, "run", "--runtime", runtime, "--", "env", "CANARY_FILE="+canary, "sh", "-c", probeScript)
 	if r.code != 7 {
 		t.Fatalf("exit code %d, want the agent's 7\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// HybridUnified is where a hybrid cgroup host mounts its cgroup v2
+// hierarchy beside the v1 controllers.
+const HybridUnified = "/sys/fs/cgroup/unified"
+
+// HiddenUnified returns the path to hide from crun, or "": crun refuses a
+// hybrid cgroup layout whose v2 hierarchy holds any controller ("cgroups in
+// hybrid mode not supported"), so agentbox runs it, as root, in a private
+// mount namespace without that mount, where the host looks like plain v1.
+func HiddenUnified(runtime string, root bool) string {
+	if filepath.Base(runtime) != "crun" || !root {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(HybridUnified, "cgroup.controllers"))
+	if err != nil || strings.TrimSpace(string(b)) == "" {
+		return ""
+	}
+	return HybridUnified
+}
+
+// hideCommand wraps a runtime invocation: the helper starts in a new mount
+// namespace, detaches the mount at hide there, and executes the runtime.
+func hideCommand(ctx context.Context, helper, hide, path string, args []string) *exec.Cmd {
+	argv := append([]string{"mntns-exec", "--umount", hide, "--", path}, args...)
+	cmd := exec.CommandContext(ctx, helper, argv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	return cmd
+}
