@@ -28,8 +28,6 @@ func TestCodexLaunch(t *testing.T) {
 	}
 	want := []string{"codex",
 		"-c", `model_provider="agentbox"`,
-		"-c", `profile="agentbox"`,
-		"-c", `profiles.agentbox.model_provider="agentbox"`,
 		"-c", `model_providers.agentbox.name="agentbox gateway"`,
 		"-c", `model_providers.agentbox.base_url="http://127.0.0.1:8787/openai/v1"`,
 		"-c", `model_providers.agentbox.env_key="AGENTBOX_GATEWAY_TOKEN"`,
@@ -57,18 +55,6 @@ func TestCodexLaunch(t *testing.T) {
 	}
 }
 
-func TestCodexUserProfile(t *testing.T) {
-	l, _ := Prepare([]string{"codex", "--profile", "my work", "exec", "x"}, nil, gw)
-	want := `profiles."my work".model_provider="agentbox"`
-	found := false
-	for _, a := range l.Argv {
-		found = found || a == want
-	}
-	if !found {
-		t.Errorf("argv %q lacks %s", l.Argv, want)
-	}
-}
-
 func TestClaudeLaunch(t *testing.T) {
 	argv := []string{"claude", "-p", "--dangerously-skip-permissions", "hello"}
 	l, err := Prepare(argv, nil, Gateway{URL: "http://127.0.0.1:8787/", Token: gw.Token})
@@ -80,7 +66,7 @@ func TestClaudeLaunch(t *testing.T) {
 	}
 	for k, v := range map[string]string{
 		"ANTHROPIC_BASE_URL": "http://127.0.0.1:8787/anthropic", "ANTHROPIC_AUTH_TOKEN": gw.Token,
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "IS_SANDBOX": "1",
 		"HTTP_PROXY": "http://127.0.0.1:8787", "NO_PROXY": "127.0.0.1,::1,localhost",
 	} {
 		if l.Env[k] != v {

@@ -9,7 +9,9 @@ func (claude) Name() string { return "claude" }
 // Prepare points Claude Code at the gateway's /anthropic route. The token
 // goes in ANTHROPIC_AUTH_TOKEN (sent as a bearer token), which Claude Code
 // uses without a login or an API-key approval prompt; the gateway swaps it
-// for the real key.
+// for the real key. IS_SANDBOX=1 tells Claude Code it runs in a sandbox,
+// which it is: without it, Claude Code refuses --dangerously-skip-permissions
+// to a process whose uid is 0, as the agent's is inside some sandboxes.
 func (c claude) Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error) {
 	e := merge(proxyEnv(gw), map[string]string{
 		"ANTHROPIC_BASE_URL":                       gw.base() + "/anthropic",
@@ -18,6 +20,7 @@ func (c claude) Prepare(argv []string, env map[string]string, gw Gateway) (Launc
 		"DISABLE_AUTOUPDATER":                      "1",
 		"DISABLE_TELEMETRY":                        "1",
 		"DISABLE_ERROR_REPORTING":                  "1",
+		"IS_SANDBOX":                               "1",
 		TokenEnv:                                   gw.Token,
 	})
 	return Launch{Agent: c.Name(), Argv: append([]string(nil), argv...), Env: e, Permission: claudePermission(argv[1:])}, nil

@@ -16,16 +16,13 @@ func (codex) Name() string { return "codex" }
 
 // codexOverrides are the -c KEY=VALUE config overrides that point codex at
 // the gateway. Values are TOML; codex applies -c overrides over every config
-// file. A config profile would still win over the top-level model_provider,
-// so the overrides also select a profile of their own and, when the command
-// names a profile with --profile, set that profile's provider too. A later
-// -c on the user's own command line can still change them.
-func codexOverrides(gw Gateway, userProfile string) []string {
+// file (and codex 0.171 refuses the legacy `profile` key, so the overrides
+// do not try to pin a profile). A later -c on the user's own command line
+// can still change them.
+func codexOverrides(gw Gateway) []string {
 	q := strconv.Quote
-	o := []string{
+	return []string{
 		"model_provider=" + q(ProviderID),
-		"profile=" + q(ProviderID),
-		"profiles." + ProviderID + ".model_provider=" + q(ProviderID),
 		"model_providers." + ProviderID + ".name=" + q("agentbox gateway"),
 		"model_providers." + ProviderID + ".base_url=" + q(gw.base()+"/openai/v1"),
 		"model_providers." + ProviderID + ".env_key=" + q(TokenEnv),
@@ -37,26 +34,11 @@ func codexOverrides(gw Gateway, userProfile string) []string {
 		"otel.trace_exporter=" + q("none"),
 		"otel.metrics_exporter=" + q("none"),
 	}
-	if userProfile != "" && userProfile != ProviderID {
-		o = append(o, "profiles."+tomlKey(userProfile)+".model_provider="+q(ProviderID))
-	}
-	return o
-}
-
-// tomlKey quotes a TOML key unless it is a bare key.
-func tomlKey(k string) string {
-	for _, r := range k {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return strconv.Quote(k)
-		}
-	}
-	return k
 }
 
 func (c codex) Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error) {
-	profile, _, _ := flagValue(argv[1:], "-p", "--profile")
 	out := []string{argv[0]}
-	for _, o := range codexOverrides(gw, profile) {
+	for _, o := range codexOverrides(gw) {
 		out = append(out, "-c", o)
 	}
 	out = append(out, argv[1:]...)
