@@ -159,7 +159,7 @@ func (s *Server) messages(w http.ResponseWriter, model string, stream bool) {
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
 	if !stream {
 		writeJSON(w, map[string]any{"id": "msg_fake_1", "type": "message", "role": "assistant", "model": model,
-			"content": []any{map[string]any{"type": "text", "text": s.Reply}},
+			"content":     []any{map[string]any{"type": "text", "text": s.Reply}},
 			"stop_reason": "end_turn", "stop_sequence": nil, "usage": usage})
 		return
 	}
