@@ -48,18 +48,32 @@ type probeRow struct {
 	// standIn is a file at the probe's path that the host run creates on a
 	// tmpfs over cover, in a private mount namespace, when object is absent.
 	standIn standIn
+	// observed, when set, must be among the weakened result's observations:
+	// the probe flipped for the reason the row gives.
+	observed string
+	// also are further weakened sides of a probe that checks several
+	// things, each shown on its own.
+	also []alsoFlip
+}
+
+// alsoFlip is one further weakened side of a probe.
+type alsoFlip struct {
+	site     flipSite
+	how      string
+	observed string
 }
 
 type standIn struct{ cover, file string }
 
 var probeTable = map[string]probeRow{
 	// The boundary users know.
-	"host-home-not-mounted":     {site: siteBoundary, how: "the invoking user's home bound read-only (--ro-bind, accepted)"},
-	"planted-secret-unreadable": {site: siteBoundary, how: "the launcher's canary variable let in (--env AGENTBOX_CANARY_*)"},
-	"container-socket-absent":   {site: siteBoundary, how: "a unix socket named docker.sock bound read-only (--ro-bind, accepted)"},
-	"environment-is-clean":      {site: siteBoundary, how: "a credential-shaped variable let in (--env, accepted)"},
-	"internet-unreachable":      {site: siteNetwork, how: "a default route to the test host, the outside target there"},
-	"gateway-reachable":         {site: siteBoundary, how: "positive control: a network namespace whose lo is down makes it DENY"},
+	"host-home-not-mounted": {site: siteBoundary, how: "the invoking user's home bound read-only (--ro-bind, accepted)"},
+	"planted-secret-unreadable": {site: siteBoundary, how: "the launcher's canary variable let in (--env AGENTBOX_CANARY_*)", observed: "env-present",
+		also: []alsoFlip{{site: siteKernel, how: "the home, which holds the canary file, bound read-only and the sandbox running as its owner", observed: "readable"}}},
+	"container-socket-absent": {site: siteBoundary, how: "a unix socket named docker.sock bound read-only (--ro-bind, accepted)"},
+	"environment-is-clean":    {site: siteBoundary, how: "a credential-shaped variable let in (--env, accepted)"},
+	"internet-unreachable":    {site: siteNetwork, how: "a default route to the test host, the outside target there"},
+	"gateway-reachable":       {site: siteBoundary, how: "positive control: a network namespace whose lo is down makes it DENY"},
 
 	// The kernel surface.
 	"mount-tmpfs-denied":           {site: siteKernel, how: "CAP_SYS_ADMIN over the mount namespace, no seccomp filter"},
@@ -180,10 +194,15 @@ func TestProbeTableCoversCatalog(t *testing.T) {
 			t.Errorf("%s is not in probeTable: say where its weakened side is shown and how", name)
 		case row.how == "":
 			t.Errorf("%s: no weakening or reason given", name)
-		case row.site != siteKernel && row.site != siteBoundary && row.site != siteNetwork && row.site != siteHost:
+		case !knownSite(row.site):
 			t.Errorf("%s: unknown site %q", name, row.site)
 		case row.standIn.file != "" && row.object == "":
 			t.Errorf("%s: a stand-in is only for a kernel object that may be absent; name it", name)
+		}
+		for _, a := range row.also {
+			if !knownSite(a.site) || a.site == siteHost || a.how == "" {
+				t.Errorf("%s: a further side needs a sandbox site and a weakening, not %+v", name, a)
+			}
 		}
 	}
 	for name := range probeTable {
@@ -191,4 +210,8 @@ func TestProbeTableCoversCatalog(t *testing.T) {
 			t.Errorf("probeTable names %s, which is neither a probe nor a host check", name)
 		}
 	}
+}
+
+func knownSite(s flipSite) bool {
+	return s == siteKernel || s == siteBoundary || s == siteNetwork || s == siteHost
 }

@@ -156,10 +156,27 @@ func weakenAll(ws ...func(*specs.Spec)) func(*launch, *specs.Spec) {
 // kernelSandbox is the hardened sandbox with its kernel-facing layers
 // removed: every capability, no seccomp filter, no_new_privs unset, host
 // root mapped in and in use, no /proc masks, no nosuid, a writable root
-// and sysfs, a host device, and the host's UTS namespace.
-func kernelSandbox() probeSandbox {
-	return probeSandbox{weaken: weakenAll(withAllCapabilities, withoutSeccomp, withNewPrivs, withHostRoot,
-		withoutProcMasks, withSuid, withWritableRoot, withWritableSysfs, withHostDevice, withHostUTS)}
+// and sysfs, a host device, and the host's UTS namespace. The invoking
+// user's home is bound read-only too: as host root, the sandbox can read
+// the canary file the launcher plants there.
+func kernelSandbox(t *testing.T) probeSandbox {
+	t.Helper()
+	return probeSandbox{
+		ro:     []string{invokingHome(t)},
+		accept: []string{"home-directory-mounted=the probe test binds the home on purpose"},
+		weaken: weakenAll(withAllCapabilities, withoutSeccomp, withNewPrivs, withHostRoot,
+			withoutProcMasks, withSuid, withWritableRoot, withWritableSysfs, withHostDevice, withHostUTS),
+	}
+}
+
+// invokingHome is the home the launcher plants its canary file in.
+func invokingHome(t *testing.T) string {
+	t.Helper()
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return home
 }
 
 // leakVar is a credential-shaped variable the boundary sandbox lets in;
@@ -174,13 +191,9 @@ const leakVar = "AGENTBOX_PROBE_TEST_API_TOKEN"
 // down, so that the positive control must fail).
 func boundarySandbox(t *testing.T) probeSandbox {
 	t.Helper()
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv(leakVar, "not-a-secret-"+randomHex(t)[:8])
 	return probeSandbox{
-		ro:  []string{home, fakeEngineSocket(t)},
+		ro:  []string{invokingHome(t), fakeEngineSocket(t)},
 		env: []string{leakVar, canaryEnvPrefix + "*"},
 		accept: []string{
 			"home-directory-mounted=the probe test binds the home on purpose",
