@@ -28,7 +28,7 @@ type probeSandbox struct {
 	accept  []string // --accept CODE=reason
 	targets []string // --probe-target KIND=IP:PORT
 	// weaken changes the bundle's spec (a deep copy of the audited one).
-	weaken func(l *launch, s *specs.Spec)
+	weaken func(*specs.Spec)
 }
 
 // probeOutcome is what a probe sandbox reported: every in-sandbox probe
@@ -78,12 +78,10 @@ func (p probeSandbox) run(t *testing.T) probeOutcome {
 		return os.Getenv(k)
 	}
 	var out syncBuffer
-	l := &launch{io: stdio{In: strings.NewReader(""), Out: &out, Err: &out, Getenv: getenv}, probesOnly: true, json: true}
+	l := &launch{io: stdio{In: strings.NewReader(""), Out: &out, Err: &out, Getenv: getenv}, probesOnly: true}
 	l.flags = policyFlags{workspace: shortTempDir(t, "abw-"), rootfs: p.rootfs, ro: p.ro, env: p.env, accept: p.accept}
 	l.probeTargets = p.targets
-	if p.weaken != nil {
-		l.weaken = func(s *specs.Spec) { p.weaken(l, s) }
-	}
+	l.weaken = p.weaken
 	code, err := l.selfTest(t.Context())
 	if err != nil {
 		t.Fatalf("selftest: %v\nlauncher output:\n%s", err, out.String())

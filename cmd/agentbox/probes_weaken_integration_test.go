@@ -145,8 +145,8 @@ func withNetns(path string) func(*specs.Spec) {
 }
 
 // weakenAll applies each weakening in order.
-func weakenAll(ws ...func(*specs.Spec)) func(*launch, *specs.Spec) {
-	return func(_ *launch, s *specs.Spec) {
+func weakenAll(ws ...func(*specs.Spec)) func(*specs.Spec) {
+	return func(s *specs.Spec) {
 		for _, w := range ws {
 			w(s)
 		}
