@@ -26,7 +26,8 @@ func TestCodexLaunch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"codex",
+	want := []string{
+		"codex",
 		"-c", `model_provider="agentbox"`,
 		"-c", `model_providers.agentbox.name="agentbox gateway"`,
 		"-c", `model_providers.agentbox.base_url="http://127.0.0.1:8787/openai/v1"`,
@@ -38,7 +39,8 @@ func TestCodexLaunch(t *testing.T) {
 		"-c", `otel.exporter="none"`,
 		"-c", `otel.trace_exporter="none"`,
 		"-c", `otel.metrics_exporter="none"`,
-		"exec", "--skip-git-repo-check", "fix the tests"}
+		"exec", "--skip-git-repo-check", "fix the tests",
+	}
 	if diff := cmp.Diff(want, l.Argv); diff != "" {
 		t.Errorf("argv (-want +got):\n%s", diff)
 	}
@@ -99,8 +101,12 @@ func TestGenericLaunch(t *testing.T) {
 }
 
 func TestPrepareErrors(t *testing.T) {
-	for _, g := range []Gateway{{URL: "", Token: "t"}, {URL: "https://127.0.0.1:1", Token: "t"},
-		{URL: "http://127.0.0.1:1/openai", Token: "t"}, {URL: "http://127.0.0.1:1", Token: ""}} {
+	for _, g := range []Gateway{
+		{URL: "", Token: "t"},
+		{URL: "https://127.0.0.1:1", Token: "t"},
+		{URL: "http://127.0.0.1:1/openai", Token: "t"},
+		{URL: "http://127.0.0.1:1", Token: ""},
+	} {
 		if _, err := Prepare([]string{"codex"}, nil, g); err == nil {
 			t.Errorf("Prepare accepted gateway %+v", g)
 		}
@@ -124,23 +130,33 @@ func TestPermission(t *testing.T) {
 		{[]string{"codex", "-a", "untrusted", "-s", "workspace-write"}, nil, Permission{Mode: "approval=untrusted sandbox=workspace-write", Source: "-s"}},
 		{[]string{"codex", "--ask-for-approval=never"}, nil, Permission{Mode: "approval=never sandbox=default", AutoApprove: true, Source: "--ask-for-approval"}},
 		{[]string{"codex", "-c", `approval_policy="on-failure"`}, nil, Permission{Mode: "approval=on-failure sandbox=default", AutoApprove: true, Source: "-c approval_policy"}},
-		{[]string{"codex", "-c", "sandbox_mode='danger-full-access'"}, nil, Permission{Mode: "approval=on-request sandbox=danger-full-access", Source: "-c sandbox_mode",
-			Note: "codex's own sandbox is off; agentbox's sandbox is the only boundary"}},
-		{[]string{"codex", "exec", "--yolo", "x"}, nil, Permission{Mode: "approval=never sandbox=danger-full-access", AutoApprove: true, Source: "--yolo",
-			Note: "codex runs every command without asking and without its own sandbox; agentbox's sandbox is the only boundary"}},
+		{[]string{"codex", "-c", "sandbox_mode='danger-full-access'"}, nil, Permission{
+			Mode: "approval=on-request sandbox=danger-full-access", Source: "-c sandbox_mode",
+			Note: "codex's own sandbox is off; agentbox's sandbox is the only boundary",
+		}},
+		{[]string{"codex", "exec", "--yolo", "x"}, nil, Permission{
+			Mode: "approval=never sandbox=danger-full-access", AutoApprove: true, Source: "--yolo",
+			Note: "codex runs every command without asking and without its own sandbox; agentbox's sandbox is the only boundary",
+		}},
 		{[]string{"codex", "exec", "--", "--yolo"}, nil, Permission{Mode: "approval=never sandbox=read-only", AutoApprove: true, Source: "codex exec"}},
 		{[]string{"claude"}, nil, Permission{Mode: "default", Source: "default"}},
 		{[]string{"claude", "-p", "--dangerously-skip-permissions", "x"}, nil, Permission{Mode: "bypassPermissions", AutoApprove: true, Source: "--dangerously-skip-permissions"}},
 		{[]string{"claude", "--permission-mode", "bypassPermissions"}, nil, Permission{Mode: "bypassPermissions", AutoApprove: true, Source: "--permission-mode"}},
-		{[]string{"claude", "--permission-mode=acceptEdits"}, nil, Permission{Mode: "acceptEdits", Source: "--permission-mode",
-			Note: "file edits are applied without asking; commands still ask"}},
+		{[]string{"claude", "--permission-mode=acceptEdits"}, nil, Permission{
+			Mode: "acceptEdits", Source: "--permission-mode",
+			Note: "file edits are applied without asking; commands still ask",
+		}},
 		{[]string{"claude", "--permission-mode", "plan"}, nil, Permission{Mode: "plan", Source: "--permission-mode"}},
-		{[]string{"claude", "--allow-dangerously-skip-permissions"}, nil, Permission{Mode: "default", Source: "default",
-			Note: "--allow-dangerously-skip-permissions lets the session switch to bypassPermissions"}},
+		{[]string{"claude", "--allow-dangerously-skip-permissions"}, nil, Permission{
+			Mode: "default", Source: "default",
+			Note: "--allow-dangerously-skip-permissions lets the session switch to bypassPermissions",
+		}},
 		{[]string{"gemini", "-y"}, nil, Permission{Mode: "yolo", AutoApprove: true, Source: "-y"}},
 		{[]string{"gemini", "--approval-mode=yolo"}, nil, Permission{Mode: "yolo", AutoApprove: true, Source: "--approval-mode"}},
-		{[]string{"gemini", "--approval-mode", "auto_edit"}, nil, Permission{Mode: "auto_edit", Source: "--approval-mode",
-			Note: "file edits are applied without asking; commands still ask"}},
+		{[]string{"gemini", "--approval-mode", "auto_edit"}, nil, Permission{
+			Mode: "auto_edit", Source: "--approval-mode",
+			Note: "file edits are applied without asking; commands still ask",
+		}},
 		{[]string{"gemini"}, nil, Permission{Mode: "default", Source: "default"}},
 		{[]string{"goose", "run"}, nil, Permission{Mode: "auto", AutoApprove: true, Source: "default"}},
 		{[]string{"goose", "run"}, map[string]string{"GOOSE_MODE": "approve"}, Permission{Mode: "approve", Source: "GOOSE_MODE"}},
@@ -148,8 +164,10 @@ func TestPermission(t *testing.T) {
 		{[]string{"aider"}, nil, Permission{Mode: "default", Source: "default"}},
 		{[]string{"opencode", "run", "--dangerously-skip-permissions", "x"}, nil, Permission{Mode: "skip-permissions", AutoApprove: true, Source: "--dangerously-skip-permissions"}},
 		{[]string{"opencode", "run"}, map[string]string{"OPENCODE_DANGEROUSLY_SKIP_PERMISSIONS": "true"}, Permission{Mode: "skip-permissions", AutoApprove: true, Source: "OPENCODE_DANGEROUSLY_SKIP_PERMISSIONS"}},
-		{[]string{"opencode", "run"}, nil, Permission{Mode: "unknown", Source: "default",
-			Note: "opencode's permission config decides, and the command line does not show it"}},
+		{[]string{"opencode", "run"}, nil, Permission{
+			Mode: "unknown", Source: "default",
+			Note: "opencode's permission config decides, and the command line does not show it",
+		}},
 	}
 	for _, tt := range tests {
 		l, err := Prepare(tt.argv, tt.env, gw)

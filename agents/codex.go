@@ -129,11 +129,15 @@ func codexPermission(args []string) Permission {
 		approval, sandbox, source, fullAuto = "on-request", "workspace-write", flag, true
 	}
 	if flag, ok := hasFlag(args, "--dangerously-bypass-approvals-and-sandbox", "--yolo"); ok {
-		return Permission{Mode: "approval=never sandbox=danger-full-access", AutoApprove: true, Source: flag,
-			Note: "codex runs every command without asking and without its own sandbox; agentbox's sandbox is the only boundary"}
+		return Permission{
+			Mode: "approval=never sandbox=danger-full-access", AutoApprove: true, Source: flag,
+			Note: "codex runs every command without asking and without its own sandbox; agentbox's sandbox is the only boundary",
+		}
 	}
-	p := Permission{Mode: "approval=" + approval + " sandbox=" + sandbox, Source: source,
-		AutoApprove: fullAuto || approval == "never" || approval == "on-failure"}
+	p := Permission{
+		Mode: "approval=" + approval + " sandbox=" + sandbox, Source: source,
+		AutoApprove: fullAuto || approval == "never" || approval == "on-failure",
+	}
 	if sandbox == "danger-full-access" {
 		p.Note = "codex's own sandbox is off; agentbox's sandbox is the only boundary"
 	}

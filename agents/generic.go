@@ -7,8 +7,10 @@ func (generic) Name() string { return "generic" }
 // Prepare leaves argv alone and sets the proxy variables plus the OpenAI- and
 // Anthropic-compatible base URLs and keys, all pointing at the gateway.
 func (g generic) Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error) {
-	return genericLaunch(g.Name(), argv, gw, Permission{Mode: "unknown", Source: "default",
-		Note: "agentbox does not know this command's permission flags"}), nil
+	return genericLaunch(g.Name(), argv, gw, Permission{
+		Mode: "unknown", Source: "default",
+		Note: "agentbox does not know this command's permission flags",
+	}), nil
 }
 
 func genericLaunch(name string, argv []string, gw Gateway, p Permission) Launch {

@@ -6,10 +6,12 @@ import "strings"
 // Anthropic-compatible variables of the generic adapter. Each knows how its
 // command line spells auto-approval.
 
-type gemini struct{}
-type goose struct{}
-type aider struct{}
-type opencode struct{}
+type (
+	gemini   struct{}
+	goose    struct{}
+	aider    struct{}
+	opencode struct{}
+)
 
 func init() {
 	register(gemini{})
@@ -83,6 +85,8 @@ func opencodePermission(args []string, env map[string]string) Permission {
 	if v := strings.ToLower(env["OPENCODE_DANGEROUSLY_SKIP_PERMISSIONS"]); v == "1" || v == "true" {
 		return Permission{Mode: "skip-permissions", AutoApprove: true, Source: "OPENCODE_DANGEROUSLY_SKIP_PERMISSIONS"}
 	}
-	return Permission{Mode: "unknown", Source: "default",
-		Note: "opencode's permission config decides, and the command line does not show it"}
+	return Permission{
+		Mode: "unknown", Source: "default",
+		Note: "opencode's permission config decides, and the command line does not show it",
+	}
 }

@@ -88,21 +88,53 @@ func TestDeniedAddr(t *testing.T) {
 		addr   string
 		denied bool
 	}{
-		{"0.0.0.0", true}, {"0.1.2.3", true}, {"10.1.2.3", true}, {"100.64.0.1", true},
-		{"100.100.100.200", true}, {"127.0.0.1", true}, {"127.255.255.254", true},
-		{"169.254.169.254", true}, {"172.16.0.1", true}, {"172.31.255.255", true},
-		{"192.0.0.192", true}, {"192.168.1.1", true}, {"198.18.0.1", true},
-		{"224.0.0.1", true}, {"239.255.255.250", true}, {"240.0.0.1", true},
+		{"0.0.0.0", true},
+		{"0.1.2.3", true},
+		{"10.1.2.3", true},
+		{"100.64.0.1", true},
+		{"100.100.100.200", true},
+		{"127.0.0.1", true},
+		{"127.255.255.254", true},
+		{"169.254.169.254", true},
+		{"172.16.0.1", true},
+		{"172.31.255.255", true},
+		{"192.0.0.192", true},
+		{"192.168.1.1", true},
+		{"198.18.0.1", true},
+		{"224.0.0.1", true},
+		{"239.255.255.250", true},
+		{"240.0.0.1", true},
 		{"255.255.255.255", true},
-		{"::", true}, {"::1", true}, {"::ffff:127.0.0.1", true}, {"::ffff:10.0.0.1", true},
-		{"::ffff:169.254.169.254", true}, {"::127.0.0.1", true}, {"::8.8.8.8", true},
-		{"64:ff9b::127.0.0.1", true}, {"64:ff9b::a9fe:a9fe", true}, {"64:ff9b:1::1", true},
-		{"2002:7f00:1::1", true}, {"2002:a00:1::", true}, {"2001:0:4136:e378::1", true},
-		{"fc00::1", true}, {"fd00:ec2::254", true}, {"fe80::1", true}, {"fe80::1%eth0", true},
-		{"fec0::1", true}, {"ff02::1", true}, {"100::1", true},
-		{"8.8.8.8", false}, {"1.1.1.1", false}, {"172.32.0.1", false}, {"100.128.0.1", false},
-		{"192.0.2.1", false}, {"203.0.113.7", false}, {"::ffff:8.8.8.8", false},
-		{"64:ff9b::8.8.8.8", false}, {"2002:808:808::1", false}, {"2001:db8::1", false},
+		{"::", true},
+		{"::1", true},
+		{"::ffff:127.0.0.1", true},
+		{"::ffff:10.0.0.1", true},
+		{"::ffff:169.254.169.254", true},
+		{"::127.0.0.1", true},
+		{"::8.8.8.8", true},
+		{"64:ff9b::127.0.0.1", true},
+		{"64:ff9b::a9fe:a9fe", true},
+		{"64:ff9b:1::1", true},
+		{"2002:7f00:1::1", true},
+		{"2002:a00:1::", true},
+		{"2001:0:4136:e378::1", true},
+		{"fc00::1", true},
+		{"fd00:ec2::254", true},
+		{"fe80::1", true},
+		{"fe80::1%eth0", true},
+		{"fec0::1", true},
+		{"ff02::1", true},
+		{"100::1", true},
+		{"8.8.8.8", false},
+		{"1.1.1.1", false},
+		{"172.32.0.1", false},
+		{"100.128.0.1", false},
+		{"192.0.2.1", false},
+		{"203.0.113.7", false},
+		{"::ffff:8.8.8.8", false},
+		{"64:ff9b::8.8.8.8", false},
+		{"2002:808:808::1", false},
+		{"2001:db8::1", false},
 		{"2606:4700::1111", false},
 	}
 	for _, tt := range tests {
@@ -129,10 +161,18 @@ func TestAllowlist(t *testing.T) {
 		target string
 		want   bool
 	}{
-		{"example.com:443", true}, {"EXAMPLE.COM.:443", true}, {"example.com:80", false},
-		{"www.example.com:443", false}, {"a.pkg.test:443", true}, {"a.b.pkg.test:443", true},
-		{"pkg.test:443", false}, {"evilpkg.test:443", false}, {"203.0.113.7:80", true},
-		{"3405803783:80", true}, {"0xcb.0.113.7:80", true}, {"[2001:db8:0::7]:443", true},
+		{"example.com:443", true},
+		{"EXAMPLE.COM.:443", true},
+		{"example.com:80", false},
+		{"www.example.com:443", false},
+		{"a.pkg.test:443", true},
+		{"a.b.pkg.test:443", true},
+		{"pkg.test:443", false},
+		{"evilpkg.test:443", false},
+		{"203.0.113.7:80", true},
+		{"3405803783:80", true},
+		{"0xcb.0.113.7:80", true},
+		{"[2001:db8:0::7]:443", true},
 	}
 	for _, tt := range tests {
 		tg, err := ParseTarget(tt.target)
@@ -143,8 +183,10 @@ func TestAllowlist(t *testing.T) {
 			t.Errorf("Allows(%s) = %v, want %v", tt.target, got, tt.want)
 		}
 	}
-	for _, bad := range []string{"example.com", "example.com:0", "example.com:65536", "127.0.0.1:443",
-		"0x7f.1:443", "[::ffff:10.0.0.1]:443", "*.203.0.113.7:443", "example.com:+443", "example.com:0443"} {
+	for _, bad := range []string{
+		"example.com", "example.com:0", "example.com:65536", "127.0.0.1:443",
+		"0x7f.1:443", "[::ffff:10.0.0.1]:443", "*.203.0.113.7:443", "example.com:+443", "example.com:0443",
+	} {
 		if _, err := ParseAllowlist([]string{bad}); err == nil {
 			t.Errorf("ParseAllowlist(%q) accepted it", bad)
 		}

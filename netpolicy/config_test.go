@@ -83,8 +83,10 @@ func TestParseUpstreamFlag(t *testing.T) {
 	if err != nil || n != "openai" || u != "http://127.0.0.1:8080" {
 		t.Errorf("ParseUpstreamFlag = %q %q %v", n, u, err)
 	}
-	for _, bad := range []string{"openai", "=http://x", "openai=", "Open=http://x", "openai=file:///etc/passwd",
-		"openai=http://user:pw@x", "openai=http://x/?key=1", "openai=http://127.1.2.3.4/"} {
+	for _, bad := range []string{
+		"openai", "=http://x", "openai=", "Open=http://x", "openai=file:///etc/passwd",
+		"openai=http://user:pw@x", "openai=http://x/?key=1", "openai=http://127.1.2.3.4/",
+	} {
 		if _, _, err := ParseUpstreamFlag(bad); err == nil {
 			t.Errorf("ParseUpstreamFlag(%q) accepted it", bad)
 		}

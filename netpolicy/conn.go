@@ -90,8 +90,10 @@ func (cc *clientConn) serveOne() bool {
 	case strings.HasPrefix(req.RequestURI, "/") && !strings.HasPrefix(req.RequestURI, "//"):
 		return cc.serveLocal(req, start)
 	}
-	cc.refuse(req, start, http.StatusBadRequest, Decision{Kind: "request", Target: req.RequestURI,
-		Reason: "request target is neither a path, an http:// URL nor a CONNECT authority"})
+	cc.refuse(req, start, http.StatusBadRequest, Decision{
+		Kind: "request", Target: req.RequestURI,
+		Reason: "request target is neither a path, an http:// URL nor a CONNECT authority",
+	})
 	return false
 }
 
@@ -121,8 +123,10 @@ func (cc *clientConn) serveLocal(req *http.Request, start time.Time) bool {
 	name, _, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
 	r, ok := cc.g.routes[name]
 	if !ok {
-		cc.refuse(req, start, http.StatusNotFound, Decision{Kind: "model", Target: req.Method + " " + req.URL.Path,
-			Reason: fmt.Sprintf("no model route %q; routes are %s, and other hosts go through the proxy (HTTP_PROXY)", name, cc.g.routeNames())})
+		cc.refuse(req, start, http.StatusNotFound, Decision{
+			Kind: "model", Target: req.Method + " " + req.URL.Path,
+			Reason: fmt.Sprintf("no model route %q; routes are %s, and other hosts go through the proxy (HTTP_PROXY)", name, cc.g.routeNames()),
+		})
 		return false
 	}
 	return cc.serveModel(req, r, start)
@@ -130,9 +134,11 @@ func (cc *clientConn) serveLocal(req *http.Request, start time.Time) bool {
 
 func (cc *clientConn) serveHealth(req *http.Request, start time.Time) bool {
 	body := `{"status":"ok"}` + "\n"
-	resp := &http.Response{StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1,
+	resp := &http.Response{
+		StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1,
 		Header:        http.Header{"Content-Type": {"application/json"}},
-		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body))}
+		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body)),
+	}
 	n, keep, err := cc.writeResponse(req, resp)
 	d := Decision{Kind: "health", Target: req.Method + " " + HealthPath, Decision: Allow, Status: http.StatusOK, BytesDn: n}
 	if err != nil {
@@ -150,12 +156,14 @@ func (cc *clientConn) refuse(req *http.Request, start time.Time, status int, d D
 		d.Target = req.RequestURI
 	}
 	body := "agentbox gateway: refused: " + d.Reason + "\n"
-	resp := &http.Response{StatusCode: status, ProtoMajor: 1, ProtoMinor: 1,
+	resp := &http.Response{
+		StatusCode: status, ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{
 			"Content-Type":       {"text/plain; charset=utf-8"},
 			"X-Agentbox-Refusal": {headerSafe(d.Reason)},
 		},
-		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body))}
+		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body)),
+	}
 	if req == nil {
 		req = &http.Request{Method: http.MethodGet, ProtoMajor: 1, ProtoMinor: 1}
 	}
@@ -168,8 +176,10 @@ func (cc *clientConn) refuse(req *http.Request, start time.Time, status int, d D
 // refuseBusy answers a connection over Limits.MaxConns.
 func (g *Gateway) refuseBusy(c net.Conn) {
 	cc := &clientConn{g: g, c: c}
-	cc.refuse(nil, time.Now(), http.StatusServiceUnavailable, Decision{Kind: "request",
-		Reason: fmt.Sprintf("the gateway is serving its limit of %d connections; retry later", g.limits.MaxConns)})
+	cc.refuse(nil, time.Now(), http.StatusServiceUnavailable, Decision{
+		Kind:   "request",
+		Reason: fmt.Sprintf("the gateway is serving its limit of %d connections; retry later", g.limits.MaxConns),
+	})
 }
 
 func (g *Gateway) routeNames() string {

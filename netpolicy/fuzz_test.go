@@ -70,9 +70,11 @@ func FuzzGatewayRequest(f *testing.F) {
 	allowedDials := map[string]bool{"203.0.113.7:443": true, "203.0.113.8:80": true, "127.0.0.1:9": true}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d := &refusingDialer{}
-		cfg := Config{Token: testToken, Allow: []string{"allowed.test:443", "allowed-http.test:80", "private.test:443"},
+		cfg := Config{
+			Token: testToken, Allow: []string{"allowed.test:443", "allowed-http.test:80", "private.test:443"},
 			Upstreams: map[string]Upstream{"model": {URL: "http://model.test:9", Models: []string{"small"}}},
-			Limits:    Limits{MaxHeaderBytes: 4096, MaxBodyBytes: 4096}}
+			Limits:    Limits{MaxHeaderBytes: 4096, MaxBodyBytes: 4096},
+		}
 		g, err := New(cfg, WithResolver(newTestResolver(names)), WithDialer(d), WithGetenv(func(string) string { return "" }))
 		if err != nil {
 			t.Fatal(err)

@@ -144,9 +144,11 @@ func (r *route) outbound(req *http.Request, rest, token string) *http.Request {
 	default:
 		h.Set("Authorization", "Bearer "+r.key)
 	}
-	out := &http.Request{Method: req.Method, URL: &u, Host: u.Host, Header: h,
+	out := &http.Request{
+		Method: req.Method, URL: &u, Host: u.Host, Header: h,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Body: req.Body, ContentLength: req.ContentLength}
+		Body: req.Body, ContentLength: req.ContentLength,
+	}
 	if req.ContentLength == 0 {
 		out.Body = nil
 	}

@@ -86,12 +86,14 @@ func TestTokenSwap(t *testing.T) {
 	tg := startGateway(t, cfg, map[string][]string{"upstream.test": {"127.0.0.1"}}, env)
 
 	resp := modelRequest(t, tg.addr, "POST", "/openai/v1/responses?stream=false", `{"model":"gpt-x"}`, map[string]string{
-		"Authorization": "Bearer " + testToken, "X-Trace": "carries " + testToken, "Connection": "X-Hop", "X-Hop": "1"})
+		"Authorization": "Bearer " + testToken, "X-Trace": "carries " + testToken, "Connection": "X-Hop", "X-Hop": "1",
+	})
 	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(b) != `{"ok":true}` {
 		t.Fatalf("openai: %s %s", resp.Status, b)
 	}
 	resp = modelRequest(t, tg.addr, "POST", "/anthropic/v1/messages", `{}`, map[string]string{
-		"X-Api-Key": testToken, "Anthropic-Version": "2023-06-01"})
+		"X-Api-Key": testToken, "Anthropic-Version": "2023-06-01",
+	})
 	if resp.StatusCode != 200 {
 		t.Fatalf("anthropic: %s", resp.Status)
 	}

@@ -79,8 +79,10 @@ func netnsBody(t *testing.T) {
 		"allowed.test": {"203.0.113.2"}, "v6.test": {"2001:db8::2"}, "private.test": {"10.0.0.2"},
 		"metadata.test": {"169.254.169.254"}, "rebind.test": {"203.0.113.2", "127.0.0.1"},
 	})
-	g, err := New(Config{RunID: "netns", Token: testToken, Allow: []string{"allowed.test:8443", "v6.test:8443",
-		"private.test:8443", "metadata.test:8443", "rebind.test:8443"}}, WithResolver(resolver))
+	g, err := New(Config{RunID: "netns", Token: testToken, Allow: []string{
+		"allowed.test:8443", "v6.test:8443",
+		"private.test:8443", "metadata.test:8443", "rebind.test:8443",
+	}}, WithResolver(resolver))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +99,10 @@ func netnsBody(t *testing.T) {
 			t.Errorf("%s through the gateway: %q", target, got)
 		}
 	}
-	for _, target := range []string{"private.test:8443", "metadata.test:8443", "rebind.test:8443",
-		"127.0.0.1:8443", "169.254.169.254:8443", "10.0.0.2:8443", "[::ffff:10.0.0.2]:8443"} {
+	for _, target := range []string{
+		"private.test:8443", "metadata.test:8443", "rebind.test:8443",
+		"127.0.0.1:8443", "169.254.169.254:8443", "10.0.0.2:8443", "[::ffff:10.0.0.2]:8443",
+	} {
 		c, err := net.Dial("tcp", gw)
 		if err != nil {
 			t.Fatal(err)

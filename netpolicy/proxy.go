@@ -150,9 +150,11 @@ func (cc *clientConn) roundTrip(req *http.Request, up net.Conn, t Target) (*http
 	if _, ok := h["User-Agent"]; !ok {
 		h["User-Agent"] = []string{""} // keep net/http from adding its own
 	}
-	out := &http.Request{Method: req.Method, URL: &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}, Host: hostHeader(t),
+	out := &http.Request{
+		Method: req.Method, URL: &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}, Host: hostHeader(t),
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h,
-		Body: req.Body, ContentLength: req.ContentLength, Close: true}
+		Body: req.Body, ContentLength: req.ContentLength, Close: true,
+	}
 	if req.ContentLength == 0 {
 		out.Body = nil
 	}

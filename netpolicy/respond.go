@@ -49,14 +49,15 @@ func (cc *clientConn) writeResponse(req *http.Request, resp *http.Response) (int
 	}
 	keep := req.ProtoAtLeast(1, 1) && !req.Close && !cc.g.isClosed()
 	h := endToEnd(resp.Header)
+	h.Del("Content-Length") // framing is the gateway's to decide, below
 	chunked := false
 	switch {
-	case bodyless(req, resp.StatusCode):
 	case resp.ContentLength >= 0:
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	case bodyless(req, resp.StatusCode):
 	case keep:
 		chunked = true
-		h.Set("Transfer-Encoding", "chunked")
+		h.Set("Transfer-Encoding", "chunked") //nolint:gosec // G113: Content-Length was deleted above and is set only in the other branch
 	default:
 		keep = false
 	}

@@ -74,8 +74,10 @@ func runClient(t *testing.T, argv []string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	cfg := netpolicy.Config{RunID: "e2e", Token: token, LogFile: filepath.Join(dir, "gateway.jsonl"),
-		Upstreams: map[string]netpolicy.Upstream{"openai": {URL: upstream.URL}, "anthropic": {URL: upstream.URL}}}
+	cfg := netpolicy.Config{
+		RunID: "e2e", Token: token, LogFile: filepath.Join(dir, "gateway.jsonl"),
+		Upstreams: map[string]netpolicy.Upstream{"openai": {URL: upstream.URL}, "anthropic": {URL: upstream.URL}},
+	}
 	hostEnv := map[string]string{"OPENAI_API_KEY": realOpenAI, "ANTHROPIC_API_KEY": realAnth}
 	g, err := netpolicy.New(cfg, netpolicy.WithGetenv(func(k string) string { return hostEnv[k] }))
 	if err != nil {

@@ -111,12 +111,18 @@ func startSSE(w http.ResponseWriter) {
 
 // responses answers the OpenAI Responses API, which codex uses.
 func (s *Server) responses(w http.ResponseWriter, model string, stream bool) {
-	msg := map[string]any{"type": "message", "id": "msg_fake_1", "role": "assistant", "status": "completed",
-		"content": []any{map[string]any{"type": "output_text", "text": s.Reply, "annotations": []any{}}}}
-	usage := map[string]any{"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
-		"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}
-	resp := map[string]any{"id": "resp_fake_1", "object": "response", "model": model, "status": "completed",
-		"output": []any{msg}, "usage": usage}
+	msg := map[string]any{
+		"type": "message", "id": "msg_fake_1", "role": "assistant", "status": "completed",
+		"content": []any{map[string]any{"type": "output_text", "text": s.Reply, "annotations": []any{}}},
+	}
+	usage := map[string]any{
+		"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
+		"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15,
+	}
+	resp := map[string]any{
+		"id": "resp_fake_1", "object": "response", "model": model, "status": "completed",
+		"output": []any{msg}, "usage": usage,
+	}
 	if !stream {
 		writeJSON(w, resp)
 		return
@@ -124,10 +130,14 @@ func (s *Server) responses(w http.ResponseWriter, model string, stream bool) {
 	startSSE(w)
 	created := map[string]any{"id": "resp_fake_1", "object": "response", "model": model, "status": "in_progress", "output": []any{}}
 	sse(w, "response.created", map[string]any{"type": "response.created", "response": created})
-	sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0,
-		"item": map[string]any{"type": "message", "id": "msg_fake_1", "role": "assistant", "status": "in_progress", "content": []any{}}})
-	sse(w, "response.output_text.delta", map[string]any{"type": "response.output_text.delta", "item_id": "msg_fake_1",
-		"output_index": 0, "content_index": 0, "delta": s.Reply})
+	sse(w, "response.output_item.added", map[string]any{
+		"type": "response.output_item.added", "output_index": 0,
+		"item": map[string]any{"type": "message", "id": "msg_fake_1", "role": "assistant", "status": "in_progress", "content": []any{}},
+	})
+	sse(w, "response.output_text.delta", map[string]any{
+		"type": "response.output_text.delta", "item_id": "msg_fake_1",
+		"output_index": 0, "content_index": 0, "delta": s.Reply,
+	})
 	sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": msg})
 	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": resp})
 }
@@ -135,16 +145,22 @@ func (s *Server) responses(w http.ResponseWriter, model string, stream bool) {
 // chat answers the OpenAI Chat Completions API.
 func (s *Server) chat(w http.ResponseWriter, model string, stream bool) {
 	if !stream {
-		writeJSON(w, map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": s.Reply}}},
-			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+		writeJSON(w, map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
+			"choices": []any{map[string]any{
+				"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": s.Reply},
+			}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		})
 		return
 	}
 	startSSE(w)
 	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		return map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+		}
 	}
 	sse(w, "", chunk(map[string]any{"role": "assistant", "content": s.Reply}, nil))
 	sse(w, "", chunk(map[string]any{}, "stop"))
@@ -158,21 +174,30 @@ func (s *Server) chat(w http.ResponseWriter, model string, stream bool) {
 func (s *Server) messages(w http.ResponseWriter, model string, stream bool) {
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
 	if !stream {
-		writeJSON(w, map[string]any{"id": "msg_fake_1", "type": "message", "role": "assistant", "model": model,
+		writeJSON(w, map[string]any{
+			"id": "msg_fake_1", "type": "message", "role": "assistant", "model": model,
 			"content":     []any{map[string]any{"type": "text", "text": s.Reply}},
-			"stop_reason": "end_turn", "stop_sequence": nil, "usage": usage})
+			"stop_reason": "end_turn", "stop_sequence": nil, "usage": usage,
+		})
 		return
 	}
 	startSSE(w)
 	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_fake_1", "type": "message", "role": "assistant", "model": model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}})
-	sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-		"content_block": map[string]any{"type": "text", "text": ""}})
-	sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-		"delta": map[string]any{"type": "text_delta", "text": s.Reply}})
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1},
+	}})
+	sse(w, "content_block_start", map[string]any{
+		"type": "content_block_start", "index": 0,
+		"content_block": map[string]any{"type": "text", "text": ""},
+	})
+	sse(w, "content_block_delta", map[string]any{
+		"type": "content_block_delta", "index": 0,
+		"delta": map[string]any{"type": "text_delta", "text": s.Reply},
+	})
 	sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	sse(w, "message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 5}})
+	sse(w, "message_delta", map[string]any{
+		"type":  "message_delta",
+		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 5},
+	})
 	sse(w, "message_stop", map[string]any{"type": "message_stop"})
 }
