@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/compose"
+	"github.com/agentbox/agentbox/host"
+	"github.com/agentbox/agentbox/netpolicy"
+	"github.com/agentbox/agentbox/policy"
+)
+
+func init() {
+	register(command{name: "compose", summary: "write a hardened compose project (agent + gateway + internal network), or --check one", run: runCompose})
+}
+
+// composeFlags are the flags of `agentbox compose`.
+type composeFlags struct {
+	policy            policyFlags
+	agent, image, out string
+	build, force      bool
+	check             []string
+}
+
+func runCompose(ctx context.Context, s stdio, args []string) int {
+	fs := newFlags(s, "compose", "[--agent codex|claude] --image IMAGE [--out DIR] [--build] [flags] [-- CMD [ARG...]]\n       agentbox compose --check FILE [--check OVERRIDE...]")
+	var f composeFlags
+	fs.StringVar(&f.agent, "agent", "", "agent adapter: "+fmt.Sprint(compose.AgentNames())+" (its command, unless one follows --)")
+	fs.StringVar(&f.image, "image", "", "the agent's image (required)")
+	fs.StringVar(&f.out, "out", "", "output directory (default: ./agentbox-compose)")
+	fs.BoolVar(&f.build, "build", false, "also build the gateway image (docker build, from local files only)")
+	fs.BoolVar(&f.force, "force", false, "replace files in --out that differ from the rendering")
+	fs.StringArrayVar(&f.check, "check", nil, "audit this compose file instead and print the fix for each finding (repeatable: merged in order)")
+	f.policy.register(fs)
+	pos, cmd, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(s.Err, "agentbox compose: unexpected argument %q; a command goes after --\n", pos[0])
+		return exitUsage
+	}
+	if len(f.check) > 0 {
+		return composeCheck(ctx, s, f)
+	}
+	return composeWrite(ctx, s, f, cmd)
+}
+
+// composeCheck audits existing compose files and prints each fix.
+func composeCheck(ctx context.Context, s stdio, f composeFlags) int {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return composeFail(s, err)
+	}
+	p, err := f.policy.load(cwd)
+	if err != nil {
+		return composeFail(s, err)
+	}
+	ws := p.Workspace
+	if ws == "" {
+		ws = cwd
+	}
+	o := compose.AuditOptions{Workspaces: []string{ws}, HomeDirs: audit.HostHomes("/etc/passwd", s.Getenv("HOME")), Accept: map[string]string{}}
+	for _, a := range p.Accept {
+		o.Accept[a.Code] = a.Reason
+	}
+	r, err := compose.Check(ctx, f.check, os.Environ(), o)
+	if err != nil {
+		return composeFail(s, err)
+	}
+	n, err := compose.WriteFindings(s.Out, r)
+	if err == nil {
+		err = compose.WriteResiduals(s.Out, r)
+	}
+	if err != nil {
+		return composeFail(s, err)
+	}
+	fmt.Fprintf(s.Out, "%d finding(s).\n", n)
+	if n > 0 {
+		return exitFindings
+	}
+	return exitOK
+}
+
+// composeWrite renders the project, audits it and writes it.
+func composeWrite(ctx context.Context, s stdio, f composeFlags, cmd []string) int {
+	if f.policy.runtime != "" || f.policy.rootfs != "" {
+		fmt.Fprintln(s.Err, "agentbox compose: --runtime and --rootfs do not apply: the engine picks the runtime and --image is the root")
+		return exitUsage
+	}
+	plan, opts, err := composeInputs(s, f, cmd)
+	if err != nil {
+		return composeFail(s, err)
+	}
+	out, report, err := compose.Prepare(ctx, plan, opts, audit.HostHomes("/etc/passwd", s.Getenv("HOME")))
+	if err != nil {
+		return composeFail(s, err)
+	}
+	if len(report.Unaccepted()) > 0 {
+		fmt.Fprintf(s.Err, "agentbox compose: the rendered project fails its own audit; nothing was written:\n")
+		compose.WriteFindings(s.Err, report)
+		return exitRefused
+	}
+	res, err := compose.Write(opts.OutDir, out.Files, f.force)
+	if err != nil {
+		return composeFail(s, err)
+	}
+	compose.WriteSummary(s.Out, opts.OutDir, out, report, res)
+	if f.build {
+		if err := compose.BuildGateway(ctx, opts.OutDir, out.GatewayImage, s.Err); err != nil {
+			return composeFail(s, err)
+		}
+		fmt.Fprintf(s.Out, "built %s\n", out.GatewayImage)
+	}
+	return exitOK
+}
+
+// composeInputs gathers the plan and the renderer's options: the policy
+// resolved for an engine-run sandbox, the agent, the output directory, the
+// gateway key (kept from an existing project), this binary and the CA bundle.
+func composeInputs(s stdio, f composeFlags, cmd []string) (*policy.Plan, compose.Options, error) {
+	var o compose.Options
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, o, err
+	}
+	p, err := f.policy.load(cwd)
+	if err != nil {
+		return nil, o, err
+	}
+	h, err := host.Capture()
+	if err != nil {
+		return nil, o, err
+	}
+	plan, err := policy.Resolve(p, compose.PlanArgv, compose.PlanHost(h), "")
+	if err != nil {
+		return nil, o, err
+	}
+	o.Command, o.Image = cmd, f.image
+	if f.agent != "" {
+		if len(cmd) > 0 {
+			return nil, o, &compose.InputError{Field: "--agent", Msg: "give --agent or a command after --, not both",
+				Fix: "a command starting with codex or claude is adapted as --agent is"}
+		}
+		if o.Command, err = compose.AgentCommand(f.agent); err != nil {
+			return nil, o, err
+		}
+	}
+	if f.out == "" {
+		f.out = filepath.Join(cwd, "agentbox-compose")
+	}
+	if o.OutDir, err = compose.ResolveOutDir(f.out); err != nil {
+		return nil, o, err
+	}
+	if o.Token = compose.ExistingToken(o.OutDir); o.Token == "" {
+		if o.Token, err = netpolicy.NewToken(); err != nil {
+			return nil, o, err
+		}
+	}
+	if o.GatewayBinary, err = selfBinary(); err != nil {
+		return nil, o, err
+	}
+	if o.CABundle, err = compose.HostCABundle(); err != nil {
+		return nil, o, err
+	}
+	if os.Geteuid() != 0 { // the key files this user creates must be the gateway's to read
+		o.GatewayUID, o.GatewayGID = uint32(os.Geteuid()), uint32(os.Getegid())
+	}
+	return plan, o, nil
+}
+
+func selfBinary() ([]byte, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the agentbox binary for the gateway image: %w", err)
+	}
+	return os.ReadFile(self)
+}
+
+// composeFail prints err and maps it to an exit code: bad input and files
+// in the way are 2, anything the host could not do 4.
+func composeFail(s stdio, err error) int {
+	fmt.Fprintf(s.Err, "agentbox compose: %v\n", err)
+	var pin *policy.InputError
+	var cin *compose.InputError
+	var ain *audit.InputError
+	var conflict *compose.ConflictError
+	if errors.As(err, &pin) || errors.As(err, &cin) || errors.As(err, &ain) || errors.As(err, &conflict) {
+		return exitUsage
+	}
+	return exitHost
+}

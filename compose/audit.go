@@ -1,0 +1,130 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/netpolicy"
+	"github.com/agentbox/agentbox/policy"
+)
+
+// Reasons for the residuals a compose project keeps by design.
+const (
+	// GatewayEgressReason is why the gateway's network is not internal.
+	GatewayEgressReason = "the gateway is the sandbox's only way out: it forwards model requests with the real key and refuses every other destination not on its allowlist; the agent is on the internal network only"
+	// UserNSReason is why no user namespace is asked for.
+	UserNSReason = "compose cannot ask every engine for one: the Docker daemon remaps users only when started with userns-remap, Podman with userns_mode keep-id or auto; the agent runs as an unprivileged uid with no capabilities either way"
+)
+
+// AuditOptions is what the compose audit knows that the files do not say.
+type AuditOptions struct {
+	// Workspaces are the declared workspace paths; nil means none.
+	Workspaces []string
+	// ReadOnlyPaths are host paths bound read-only on purpose (the output
+	// directory, for the gateway's config); nil means none.
+	ReadOnlyPaths []string
+	// HomeDirs are home directories beyond the built-in patterns.
+	HomeDirs []string
+	// Accept maps accepted finding codes to their reasons; nil accepts none.
+	Accept map[string]string
+}
+
+// Audit audits the services of a compose project one by one. In each, a
+// variable whose value is a gateway token (netpolicy.TokenPrefix) is allowed:
+// the token is worth nothing outside the gateway. In agentbox's own gateway
+// service (IsGateway), a network that is known not to be internal is
+// accepted with GatewayEgressReason; in every other service it fails.
+func Audit(cs []audit.Container, o AuditOptions) audit.Report {
+	var r audit.Report
+	for _, c := range cs {
+		opts := audit.Options{
+			Workspaces: o.Workspaces, ReadOnlyPaths: o.ReadOnlyPaths, HomeDirs: o.HomeDirs,
+			Accept: o.Accept, AllowEnv: tokenVars(c),
+		}
+		cr := audit.Audit([]audit.Container{c}, opts).Containers[0]
+		if IsGateway(c) {
+			acceptEgress(cr.Findings)
+		}
+		r.Containers = append(r.Containers, cr)
+	}
+	return r
+}
+
+// IsGateway reports whether c is the gateway service of a project that
+// agentbox compose wrote: named gateway, running agentbox's gateway image.
+func IsGateway(c audit.Container) bool {
+	return serviceName(c.Name) == GatewayService && strings.HasPrefix(c.Image, GatewayImageRepo+":")
+}
+
+func tokenVars(c audit.Container) []string {
+	var names []string
+	for _, e := range c.Env {
+		if strings.HasPrefix(e.Value, netpolicy.TokenPrefix) {
+			names = append(names, e.Name)
+		}
+	}
+	return names
+}
+
+func acceptEgress(fs []audit.Finding) {
+	for i := range fs {
+		if fs[i].Code == audit.CodeNetworkPolicy && !fs[i].Unknown && !fs[i].Accepted {
+			fs[i].Accepted, fs[i].AcceptedReason = true, GatewayEgressReason
+		}
+	}
+}
+
+// Prepare renders the project for plan and audits it as an engine would
+// read it: compose.yaml loaded back with compose-go from the output
+// directory, with the plan's workspace and accepted findings. Nothing is
+// written to opts.OutDir; the seccomp profile the audit compares is read
+// from a private staging copy. The caller writes out.Files only when
+// report.Unaccepted() is empty.
+func Prepare(ctx context.Context, plan *policy.Plan, opts Options, homes []string) (*Output, audit.Report, error) {
+	out, err := Render(plan, opts)
+	if err != nil {
+		return nil, audit.Report{}, err
+	}
+	staging, err := os.MkdirTemp("", "agentbox-compose-")
+	if err != nil {
+		return nil, audit.Report{}, err
+	}
+	defer os.RemoveAll(staging)
+	staged, err := render(plan, opts, staging)
+	if err != nil {
+		return nil, audit.Report{}, err
+	}
+	files := []File{*staged.File(ComposeFile), *staged.File(SeccompFile)}
+	if _, err := Write(staging, files, false); err != nil {
+		return nil, audit.Report{}, fmt.Errorf("stage the project for its audit: %w", err)
+	}
+	cs, err := audit.LoadCompose(ctx, []string{filepath.Join(staging, ComposeFile)}, audit.ComposeOptions{WorkingDir: opts.OutDir, ProjectName: "agentbox"})
+	if err != nil {
+		return nil, audit.Report{}, fmt.Errorf("load the rendered project back: %w", err)
+	}
+	r := Audit(cs, AuditOptions{Workspaces: []string{plan.Workspace}, ReadOnlyPaths: []string{opts.OutDir}, HomeDirs: homes, Accept: accepted(plan)})
+	return out, r, nil
+}
+
+// accepted is the plan's accepted findings by code.
+func accepted(plan *policy.Plan) map[string]string {
+	m := map[string]string{}
+	for _, a := range plan.Accepted {
+		m[a.Code] = a.Reason
+	}
+	return m
+}
+
+// Check loads a compose project from files (merged in order) and audits it
+// as Audit does. env is the environment for interpolation.
+func Check(ctx context.Context, files []string, env []string, o AuditOptions) (audit.Report, error) {
+	cs, err := audit.LoadCompose(ctx, files, audit.ComposeOptions{Env: env})
+	if err != nil {
+		return audit.Report{}, err
+	}
+	return Audit(cs, o), nil
+}
