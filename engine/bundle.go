@@ -63,6 +63,9 @@ func writeFiles(dir, root string, rootfs policy.Rootfs) error {
 	base := root
 	if rootfs.Image != "" {
 		base = filepath.Join(dir, policy.FilesDir)
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			return err
+		}
 	}
 	for _, name := range sortedKeys(rootfs.Files) {
 		if err := mkdirNoFollow(base, filepath.Dir(name)); err != nil {

@@ -105,3 +105,17 @@ func TestWriteFileAtomicLeavesNoTemporaries(t *testing.T) {
 		t.Errorf("content %q", b)
 	}
 }
+
+// An image root gets its synthesized files beside the root, to be bound
+// over the image's own.
+func TestWriteBundleImageFiles(t *testing.T) {
+	dir := t.TempDir()
+	s := &specs.Spec{Root: &specs.Root{Path: "rootfs"}}
+	rootfs := policy.Rootfs{Image: "/srv/img", Files: map[string]string{"/etc/passwd": "agent:x:1000:1000::/home/agent:/bin/sh\n"}}
+	if err := WriteBundle(dir, s, rootfs); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, policy.FilesDir, "etc", "passwd")); err != nil || !strings.HasPrefix(string(b), "agent:") {
+		t.Errorf("files/etc/passwd: %q, %v", b, err)
+	}
+}
