@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -191,4 +192,20 @@ func hasFlag(args []string, names ...string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// TokenVars lists, sorted, the variables of l.Env that carry the gateway
+// token, for the checks that look for credentials in the environment
+// (environment-is-clean, secret-in-environment): they hold the per-run
+// token, which is worthless outside the gateway, and never a real key.
+func (l Launch) TokenVars() []string {
+	token := l.Env[TokenEnv]
+	var names []string
+	for k, v := range l.Env {
+		if token != "" && v == token {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return names
 }

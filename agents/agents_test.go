@@ -179,3 +179,19 @@ func TestPermission(t *testing.T) {
 		}
 	}
 }
+
+func TestTokenVars(t *testing.T) {
+	for argv0, want := range map[string][]string{
+		"codex":  {TokenEnv},
+		"claude": {"AGENTBOX_GATEWAY_TOKEN", "ANTHROPIC_AUTH_TOKEN"},
+		"bash":   {"AGENTBOX_GATEWAY_TOKEN", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
+	} {
+		l, err := Prepare([]string{argv0}, nil, gw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, l.TokenVars()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", argv0, diff)
+		}
+	}
+}
