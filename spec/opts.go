@@ -170,16 +170,3 @@ func WithLSM(l policy.LSM) Opt {
 		return nil
 	}
 }
-
-// WithCreateContainerHook adds a hook that runs inside the sandbox's
-// namespaces before pivot_root, with the runtime's privileges there (it
-// raises the loopback interface, which runc leaves down).
-func WithCreateContainerHook(path string, args ...string) Opt {
-	return func(s *specs.Spec) error {
-		if s.Hooks == nil {
-			s.Hooks = &specs.Hooks{}
-		}
-		s.Hooks.CreateContainer = append(s.Hooks.CreateContainer, specs.Hook{Path: path, Args: append([]string{path}, args...)})
-		return nil
-	}
-}

@@ -37,7 +37,6 @@ func TestOptionsOnZeroSpec(t *testing.T) {
 		{"selinux", WithLSM(policy.LSM{Kind: policy.LSMSELinux, ProcessLabel: "p", MountLabel: "m"}), specs.Spec{Process: &specs.Process{SelinuxLabel: "p"}, Linux: &specs.Linux{MountLabel: "m"}}},
 		{"apparmor", WithLSM(policy.LSM{Kind: policy.LSMAppArmor, AppArmorProfile: "agentbox-default"}), specs.Spec{Process: &specs.Process{ApparmorProfile: "agentbox-default"}}},
 		{"no lsm", WithLSM(policy.LSM{Kind: policy.LSMNone}), specs.Spec{Process: &specs.Process{}}},
-		{"hook", WithCreateContainerHook("/bin/ab", "hook", "lo-up"), specs.Spec{Hooks: &specs.Hooks{CreateContainer: []specs.Hook{{Path: "/bin/ab", Args: []string{"/bin/ab", "hook", "lo-up"}}}}}},
 		{"mounts", WithMounts([]policy.Mount{
 			{Kind: policy.KindSystem, Source: "/usr", Destination: "/usr", ReadOnly: true},
 			{Kind: policy.KindWorkspace, Source: "/w", Destination: "/w"},

@@ -7,13 +7,12 @@ import (
 )
 
 // Extras are the parts of a spec that come from agentbox itself rather than
-// from the plan: the seccomp profile, the loopback hook and the cgroup.
+// from the plan: the seccomp profile and the cgroup. (No hook raises lo:
+// runc and crun raise it in every network namespace they create, and the
+// gateway-reachable probe refuses a sandbox where it is down.)
 type Extras struct {
 	// Seccomp is the filter to install (seccomp/profiles).
 	Seccomp *specs.LinuxSeccomp
-	// LoopbackHook is the argv of the createContainer hook that raises lo;
-	// empty for none.
-	LoopbackHook []string
 	// CgroupsPath is the sandbox's cgroup, for example /agentbox/RUN_ID.
 	CgroupsPath string
 	// RootfsPath is the root directory, relative to the bundle.
@@ -50,9 +49,6 @@ func Options(plan *policy.Plan, x Extras) []Opt {
 	}
 	if x.CgroupsPath != "" {
 		opts = append(opts, WithCgroupsPath(x.CgroupsPath))
-	}
-	if len(x.LoopbackHook) > 0 {
-		opts = append(opts, WithCreateContainerHook(x.LoopbackHook[0], x.LoopbackHook[1:]...))
 	}
 	return opts
 }

@@ -45,9 +45,8 @@ func defaultPlan() *policy.Plan {
 func renderDefault(t *testing.T) []byte {
 	t.Helper()
 	s, err := FromPlan(defaultPlan(), Extras{
-		Seccomp:      profiles.Default().OCI(specs.ArchX86_64),
-		LoopbackHook: []string{"/usr/local/bin/agentbox", "hook", "lo-up"},
-		CgroupsPath:  "/agentbox/RUN_ID",
+		Seccomp:     profiles.Default().OCI(specs.ArchX86_64),
+		CgroupsPath: "/agentbox/RUN_ID",
 	})
 	if err != nil {
 		t.Fatal(err)

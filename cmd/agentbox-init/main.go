@@ -18,34 +18,24 @@
 // The configuration (selftest.InitConfig as JSON) is read from stdin when
 // stdin is not a terminal; an empty stdin means the zero configuration.
 //
-// With --hook lo-up it is the sandbox's createContainer hook: the runtime
-// runs it inside the sandbox's namespaces before pivot_root, and it raises
-// the loopback interface, which OCI runtimes leave down.
-//
 // Build it with CGO_ENABLED=0 so that it needs nothing from the rootfs.
 package main
 
 import (
 	"flag"
 	"fmt"
-	"io"
 	"os"
-
-	"github.com/agentbox/agentbox/internal/loopback"
 )
 
 func main() {
 	probe := flag.String("probe", "", `run probes NAME[,NAME…] or "all" and print their results`)
 	asJSON := flag.Bool("json", false, "with --probe, print JSON lines instead of a table")
 	list := flag.Bool("list", false, "list the probe catalog and exit")
-	hook := flag.String("hook", "", `run as an OCI hook: "lo-up" raises the loopback interface`)
 	execAgent := flag.Bool("exec-agent", false, "internal: confine this process with Landlock and execute the agent (init's child)")
 	flag.Parse()
 	switch {
 	case *execAgent:
 		os.Exit(execAgentMain())
-	case *hook != "":
-		os.Exit(hookMain(*hook))
 	case *list:
 		os.Exit(listProbes(os.Stdout))
 	case *probe != "":
@@ -55,19 +45,4 @@ func main() {
 		os.Exit(2)
 	}
 	os.Exit(initMain())
-}
-
-// hookMain runs an OCI hook. The runtime writes the container's state on
-// stdin; lo-up does not need it.
-func hookMain(name string) int {
-	if name != "lo-up" {
-		fmt.Fprintf(os.Stderr, "agentbox-init: unknown hook %q (want lo-up)\n", name)
-		return 2
-	}
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	if err := loopback.Up(); err != nil {
-		fmt.Fprintln(os.Stderr, "agentbox-init:", err)
-		return 1
-	}
-	return 0
 }

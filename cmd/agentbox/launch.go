@@ -177,7 +177,7 @@ func (l *launch) render() error {
 	if err != nil {
 		return err
 	}
-	x := spec.Extras{Seccomp: sc, LoopbackHook: []string{l.host.InitPath, "--hook", "lo-up"}}
+	x := spec.Extras{Seccomp: sc}
 	if !l.plan.Identity.Rootless {
 		x.CgroupsPath = "/agentbox/" + l.runIDOrPlaceholder()
 	}
