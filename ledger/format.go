@@ -84,6 +84,10 @@ func WriteRecord(w io.Writer, r Record) error {
 	p.probes(r.Probes)
 	p.hostVerification(r.HostVerification)
 	p.teardown(r.Teardown)
+	if r.Error != "" {
+		p.section("error")
+		p.line("  %s", printable(r.Error, false))
+	}
 	if r.Notes != "" {
 		p.section("notes")
 		p.line("  %s", strings.ReplaceAll(strings.TrimRight(r.Notes, "\n"), "\n", "\n  "))

@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,10 @@ type Record struct {
 
 	ExitCode int    `json:"exit_code"` // the process exit code agentbox returned
 	Notes    string `json:"notes,omitempty"`
+	// Error is the error that ended the invocation before its work was
+	// done (a launch the host could not provide, a refused boundary);
+	// empty when it ran to its end.
+	Error string `json:"error,omitempty"`
 }
 
 // Digests identifies the artifacts a run used, each "sha256:<hex>".
@@ -107,9 +112,12 @@ type Teardown struct {
 	Cleanup          string   `json:"cleanup"` // the decision taken, e.g. "clean", "killed 2 survivors", "left for gc"
 }
 
-// Clean reports whether nothing of the sandbox survived.
+// Clean reports whether nothing of the sandbox survived and the cleanup did
+// not record a residue of its own (a workspace grant it could not revoke,
+// say).
 func (t Teardown) Clean() bool {
-	return len(t.SurvivingPIDs)+len(t.RemainingMounts)+len(t.RuntimeStateLeft)+len(t.OpenSockets) == 0
+	return len(t.SurvivingPIDs)+len(t.RemainingMounts)+len(t.RuntimeStateLeft)+len(t.OpenSockets) == 0 &&
+		!strings.HasPrefix(t.Cleanup, "residue")
 }
 
 // Verdicts returned by Record.Verdict, worst first.
@@ -117,12 +125,14 @@ const (
 	VerdictTeardownDirty = "teardown-dirty"
 	VerdictProbeFailed   = "probe-failed"
 	VerdictFindings      = "findings"
+	VerdictError         = "error"
 	VerdictOK            = "ok"
 )
 
 // Verdict summarises the boundary evidence in one word: VerdictTeardownDirty
 // when something survived teardown, VerdictProbeFailed when a probe did not
-// pass, VerdictFindings when a finding was not accepted, else VerdictOK. It
+// pass, VerdictFindings when a finding was not accepted, VerdictError when
+// the invocation ended in an error, else VerdictOK. It
 // says nothing about the agent's own exit code.
 func (r Record) Verdict() string {
 	switch {
@@ -132,6 +142,8 @@ func (r Record) Verdict() string {
 		return VerdictProbeFailed
 	case slices.ContainsFunc(r.Findings, func(f Finding) bool { return !f.Accepted }):
 		return VerdictFindings
+	case r.Error != "":
+		return VerdictError
 	}
 	return VerdictOK
 }

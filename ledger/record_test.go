@@ -185,3 +185,14 @@ func TestRunID(t *testing.T) {
 		t.Error("run id time is not UTC")
 	}
 }
+
+func TestVerdictOfAnError(t *testing.T) {
+	r := Record{Error: "create: runc create: no such file", Teardown: &Teardown{Cleanup: "clean"}}
+	if got := r.Verdict(); got != VerdictError {
+		t.Errorf("verdict %q, want %q", got, VerdictError)
+	}
+	r.Teardown.Cleanup = "residue: [revoke /w: EPERM]"
+	if got := r.Verdict(); got != VerdictTeardownDirty {
+		t.Errorf("verdict %q with a cleanup residue, want %q", got, VerdictTeardownDirty)
+	}
+}

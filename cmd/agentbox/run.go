@@ -215,7 +215,7 @@ func (l *launch) record(start time.Time, exit int, runErr error, td *ledger.Tear
 		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: "probe-unknown-accepted", Detail: probe + ": " + reason})
 	}
 	if runErr != nil {
-		rec.Notes = runErr.Error()
+		rec.Error = runErr.Error()
 	}
 	return rec
 }
