@@ -173,14 +173,23 @@ func (cc *clientConn) refuse(req *http.Request, start time.Time, status int, d D
 	_, _, _ = cc.writeResponse(req, resp)
 }
 
-// refuseBusy answers a connection over Limits.MaxConns.
+// refuseBusy answers a connection over Limits.MaxConns with 503. It first
+// waits (briefly) for the request head, so that the client reads the answer
+// as the answer to its request rather than as a stray response.
 func (g *Gateway) refuseBusy(c net.Conn) {
-	cc := &clientConn{g: g, c: c}
-	cc.refuse(nil, time.Now(), http.StatusServiceUnavailable, Decision{
+	start := time.Now()
+	wait := min(time.Duration(g.limits.HeaderTimeout), busyHeadWait)
+	_ = c.SetReadDeadline(start.Add(wait))
+	cc := &clientConn{g: g, c: c, br: bufio.NewReaderSize(c, 4096)}
+	_, _ = readHead(cc.br, 4096)
+	cc.refuse(nil, start, http.StatusServiceUnavailable, Decision{
 		Kind:   "request",
 		Reason: fmt.Sprintf("the gateway is serving its limit of %d connections; retry later", g.limits.MaxConns),
 	})
 }
+
+// busyHeadWait bounds how long a refused connection is held.
+const busyHeadWait = time.Second
 
 func (g *Gateway) routeNames() string {
 	names := make([]string, 0, len(g.routes))
