@@ -10,11 +10,12 @@
 //     no-new-privileges and agentbox's seccomp profile (and agentbox's AppArmor
 //     profile where the plan chose AppArmor), under the plan's memory, pids
 //     and CPU limits. /tmp and HOME are fresh tmpfs mounts; the workspace
-//     is its only bind. Its environment is explicit: the gateway's URL, a
-//     per-sandbox gateway key (AGENT_GATEWAY_KEY, also under the name the
-//     agent reads its key from: OPENAI_API_KEY for codex, ANTHROPIC_AUTH_TOKEN
-//     for claude) and the names the plan's allowlist passes through. It is
-//     attached to the sandbox network only.
+//     is its only bind. Its environment is explicit: what the agent's
+//     adapter (package agents) sets to reach the gateway by its service
+//     name, every key variable carrying the per-sandbox gateway key and
+//     never a real one, the same key as AGENT_GATEWAY_KEY, HOME, and the
+//     names the plan's allowlist passes through. It is attached to the
+//     sandbox network only.
 //   - gateway: agentbox's gateway in an image built locally FROM scratch
 //     with the static agentbox binary and the host's CA bundle. It is the
 //     only other member of the sandbox network and the only service on the
@@ -26,18 +27,19 @@
 // Security-relevant defaults, and how to change them:
 //
 //   - The gateway key is a fresh netpolicy token, worth nothing outside the
-//     gateway; re-rendering into a directory that already holds a project
-//     keeps its key. Delete the directory (or the agent's AGENT_GATEWAY_KEY
-//     line and pass --force) to rotate it.
+//     gateway; rendering again into a directory that already holds a project
+//     keeps its key (ExistingToken). Delete compose.yaml there to rotate it.
 //   - When the output directory lies inside the workspace, the agent gets an
 //     empty read-only tmpfs over it: the agent must not read the gateway's
 //     key files nor edit the compose file it is started from.
 //   - Secret files are created empty, owned by the gateway's uid, mode 0600,
 //     and are never read, compared or overwritten.
 //   - compose.yaml holds the gateway key and is written with mode 0600.
-//   - Limits, the agent's uid, the environment allowlist, extra binds and
+//   - The agent's limits, uid, environment allowlist, extra binds and
 //     accepted findings come from the plan; change them in agentbox.yaml or
-//     with the usual flags. Nothing here decides policy.
+//     with the usual flags. The gateway's own limits and ids are constants
+//     (GatewayMemory, GatewayPids, GatewayUID), or the invoking user's ids
+//     when that user is not root (Options.GatewayUID).
 //
 // Before anything is written, the rendered project is loaded back with
 // compose-go and audited (Audit): a finding that is neither informational nor
