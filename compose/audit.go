@@ -107,7 +107,26 @@ func Prepare(ctx context.Context, plan *policy.Plan, opts Options, homes []strin
 		return nil, audit.Report{}, fmt.Errorf("load the rendered project back: %w", err)
 	}
 	r := Audit(cs, AuditOptions{Workspaces: []string{plan.Workspace}, ReadOnlyPaths: []string{opts.OutDir}, HomeDirs: homes, Accept: accepted(plan)})
+	relocate(&r, staging, opts.OutDir)
 	return out, r, nil
+}
+
+// relocate makes the report name the files where they are to be written,
+// not the staging copies the audit read.
+func relocate(r *audit.Report, from, to string) {
+	move := func(p string) string {
+		if rest, ok := strings.CutPrefix(p, from+"/"); ok {
+			return filepath.Join(to, rest)
+		}
+		return p
+	}
+	for i := range r.Containers {
+		c := &r.Containers[i]
+		c.File, c.Model.File = move(c.File), move(c.Model.File)
+		for j := range c.Findings {
+			c.Findings[j].File = move(c.Findings[j].File)
+		}
+	}
 }
 
 // accepted is the plan's accepted findings by code.

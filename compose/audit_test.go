@@ -92,8 +92,12 @@ func TestPrepareRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	codes := map[string]bool{}
+	final := filepath.Join(ws, "agentbox-compose", ComposeFile)
 	for _, f := range r.Unaccepted() {
 		codes[f.Code] = true
+		if f.File != final || f.Line == 0 {
+			t.Errorf("%s is located at %s:%d, not in %s", f.Code, f.File, f.Line, final)
+		}
 	}
 	if !codes[audit.CodeSecretInEnv] || !codes[audit.CodeExtraWritable] || len(codes) != 2 {
 		t.Errorf("failing codes %v, want secret-in-environment and extra-writable-mount", codes)
