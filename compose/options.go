@@ -78,8 +78,10 @@ func AgentNames() []string {
 // AgentCommand returns the command of a known agent: its name.
 func AgentCommand(name string) ([]string, error) {
 	if _, ok := keyRoutes[name]; !ok {
-		return nil, &InputError{Field: "--agent", Msg: fmt.Sprintf("unknown agent %q", name),
-			Fix: "use one of " + strings.Join(AgentNames(), ", ") + ", or give any command after --"}
+		return nil, &InputError{
+			Field: "--agent", Msg: fmt.Sprintf("unknown agent %q", name),
+			Fix: "use one of " + strings.Join(AgentNames(), ", ") + ", or give any command after --",
+		}
 	}
 	return []string{name}, nil
 }
@@ -97,6 +99,10 @@ type Options struct {
 	// docker-compose and docker compose open it relative to their working
 	// directory, not the project's.
 	OutDir string
+	// SeccompDir is the directory compose.yaml names the seccomp profile
+	// in. Empty means OutDir; the self-audit (package compose/check) points
+	// it at a staging copy, since the profile is not in OutDir yet.
+	SeccompDir string
 	// Token is the per-sandbox gateway key (netpolicy.NewToken). It must
 	// start with netpolicy.TokenPrefix.
 	Token string
@@ -139,6 +145,13 @@ func (o Options) gatewayIDs() (uint32, uint32) {
 		gid = GatewayGID
 	}
 	return uid, gid
+}
+
+func (o Options) seccompDir() string {
+	if o.SeccompDir != "" {
+		return o.SeccompDir
+	}
+	return o.OutDir
 }
 
 func gatewayURL() string { return fmt.Sprintf("http://%s:%d", GatewayService, GatewayPort) }

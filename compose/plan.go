@@ -114,6 +114,7 @@ func ExistingToken(dir string) string {
 				v = val
 			}
 		}
+	default: // no environment, or not one compose accepts
 	}
 	if strings.HasPrefix(v, netpolicy.TokenPrefix) && len(v) > len(netpolicy.TokenPrefix)+16 {
 		return v

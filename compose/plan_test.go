@@ -57,7 +57,15 @@ func TestPlanHostResolves(t *testing.T) {
 }
 
 func TestExistingToken(t *testing.T) {
-	_, out := renderedProject(t)
+	opts := testOptions(t.TempDir(), "codex")
+	o, err := Render(testPlan("/work/project"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(opts.OutDir, o.Files, false); err != nil {
+		t.Fatal(err)
+	}
+	out := opts.OutDir
 	if got := ExistingToken(out); got != testToken {
 		t.Errorf("ExistingToken = %q, want the rendered token", got)
 	}

@@ -56,12 +56,6 @@ func (o *Output) File(name string) *File {
 // Render translates plan into a compose project written to opts.OutDir.
 // It reads nothing and writes nothing; bad input is an *InputError.
 func Render(plan *policy.Plan, opts Options) (*Output, error) {
-	return render(plan, opts, opts.OutDir)
-}
-
-// render is Render with the seccomp profile referenced in seccompDir, which
-// the self-audit points at its staging copy.
-func render(plan *policy.Plan, opts Options, seccompDir string) (*Output, error) {
 	if opts.Arch == "" {
 		arch, err := profiles.NativeArch()
 		if err != nil {
@@ -81,7 +75,7 @@ func render(plan *policy.Plan, opts Options, seccompDir string) (*Output, error)
 		{"seccomp", r.seccomp},
 		{"apparmor", r.apparmor},
 		{"gateway", r.gateway},
-		{"project", func() error { return r.project(filepath.Join(seccompDir, SeccompFile)) }},
+		{"project", func() error { return r.project(filepath.Join(opts.seccompDir(), SeccompFile)) }},
 	}
 	for _, s := range steps {
 		if err := s.run(); err != nil {
@@ -132,8 +126,10 @@ func validate(plan *policy.Plan, o Options) error {
 		return &InputError{Field: "ca bundle", Msg: "no CA certificates for the gateway", Fix: "install ca-certificates"}
 	}
 	if within(plan.Workspace, o.OutDir) {
-		return &InputError{Field: "--out", Msg: fmt.Sprintf("%s holds the workspace %s, so the agent would see and edit the project it runs from", o.OutDir, plan.Workspace),
-			Fix: "write the project to a directory inside the workspace or outside it, for example --out " + filepath.Join(plan.Workspace, "agentbox-compose")}
+		return &InputError{
+			Field: "--out", Msg: fmt.Sprintf("%s holds the workspace %s, so the agent would see and edit the project it runs from", o.OutDir, plan.Workspace),
+			Fix: "write the project to a directory inside the workspace or outside it, for example --out " + filepath.Join(plan.Workspace, "agentbox-compose"),
+		}
 	}
 	return staticBinary(o.GatewayBinary, o.Arch)
 }

@@ -67,6 +67,7 @@ func (r *renderer) mounts(c *types.ContainerSpec) {
 			binds = append(binds, m)
 		case policy.KindTmpfs:
 			c.Tmpfs = append(c.Tmpfs, tmpfs(m))
+		default: // system, /etc, install, file and runtime mounts: the image is the root
 		}
 	}
 	for _, m := range binds {

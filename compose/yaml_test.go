@@ -28,8 +28,10 @@ func TestQuoteAmbiguous(t *testing.T) {
 // into the same model.
 func TestMarshalCompat(t *testing.T) {
 	p := &types.Project{Services: types.Services{
-		"a": {Name: "a", ContainerSpec: types.ContainerSpec{Image: "x", User: "1000:50"},
-			WorkloadSpec: types.WorkloadSpec{DependsOn: types.DependsOnConfig{"b": {Condition: types.ServiceConditionStarted, Required: true}}}},
+		"a": {
+			Name: "a", ContainerSpec: types.ContainerSpec{Image: "x", User: "1000:50"},
+			WorkloadSpec: types.WorkloadSpec{DependsOn: types.DependsOnConfig{"b": {Condition: types.ServiceConditionStarted, Required: true}}},
+		},
 		"b": {Name: "b", ContainerSpec: types.ContainerSpec{Image: "x"}},
 	}}
 	b, err := Marshal(p)

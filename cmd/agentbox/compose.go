@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/compose"
+	"github.com/agentbox/agentbox/compose/check"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
@@ -64,17 +66,17 @@ func composeCheck(ctx context.Context, s stdio, f composeFlags) int {
 	if ws == "" {
 		ws = cwd
 	}
-	o := compose.AuditOptions{Workspaces: []string{ws}, HomeDirs: audit.HostHomes("/etc/passwd", s.Getenv("HOME")), Accept: map[string]string{}}
+	o := check.Options{Workspaces: []string{ws}, HomeDirs: audit.HostHomes("/etc/passwd", s.Getenv("HOME")), Accept: map[string]string{}}
 	for _, a := range p.Accept {
 		o.Accept[a.Code] = a.Reason
 	}
-	r, err := compose.Check(ctx, f.check, os.Environ(), o)
+	r, err := check.Files(ctx, f.check, os.Environ(), o)
 	if err != nil {
 		return composeFail(s, err)
 	}
-	n, err := compose.WriteFindings(s.Out, r)
+	n, err := check.WriteFindings(s.Out, r)
 	if err == nil {
-		err = compose.WriteResiduals(s.Out, r)
+		err = check.WriteResiduals(s.Out, r)
 	}
 	if err != nil {
 		return composeFail(s, err)
@@ -96,27 +98,50 @@ func composeWrite(ctx context.Context, s stdio, f composeFlags, cmd []string) in
 	if err != nil {
 		return composeFail(s, err)
 	}
-	out, report, err := compose.Prepare(ctx, plan, opts, audit.HostHomes("/etc/passwd", s.Getenv("HOME")))
+	out, report, err := check.Prepare(ctx, plan, opts, audit.HostHomes("/etc/passwd", s.Getenv("HOME")))
 	if err != nil {
 		return composeFail(s, err)
 	}
 	if len(report.Unaccepted()) > 0 {
 		fmt.Fprintf(s.Err, "agentbox compose: the rendered project fails its own audit; nothing was written:\n")
-		compose.WriteFindings(s.Err, report)
+		if _, err := check.WriteFindings(s.Err, report); err != nil {
+			return composeFail(s, err)
+		}
 		return exitRefused
 	}
 	res, err := compose.Write(opts.OutDir, out.Files, f.force)
 	if err != nil {
 		return composeFail(s, err)
 	}
-	compose.WriteSummary(s.Out, opts.OutDir, out, report, res)
+	if err := check.WriteSummary(s.Out, opts.OutDir, out, report, res); err != nil {
+		return composeFail(s, err)
+	}
 	if f.build {
-		if err := compose.BuildGateway(ctx, opts.OutDir, out.GatewayImage, s.Err); err != nil {
+		if err := buildGateway(ctx, s, filepath.Join(opts.OutDir, compose.BuildDir), out.GatewayImage); err != nil {
 			return composeFail(s, err)
 		}
 		fmt.Fprintf(s.Out, "built %s\n", out.GatewayImage)
 	}
 	return exitOK
+}
+
+// buildGateway builds the gateway image from the context Write put in dir,
+// with the docker CLI or podman's. The context is the Dockerfile (FROM
+// scratch: nothing is pulled), the static binary and the CA bundle.
+func buildGateway(ctx context.Context, s stdio, dir, image string) error {
+	for _, name := range []string{"docker", "podman"} {
+		cli, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		cmd := exec.CommandContext(ctx, cli, "build", "--tag", image, dir)
+		cmd.Stdout, cmd.Stderr = s.Err, s.Err
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s build --tag %s %s: %w", name, image, dir, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("build the gateway image: neither docker nor podman is on the PATH; install docker.io, or build it elsewhere with: docker build --tag %s %s", image, dir)
 }
 
 // composeInputs gathers the plan and the renderer's options: the policy
@@ -143,8 +168,10 @@ func composeInputs(s stdio, f composeFlags, cmd []string) (*policy.Plan, compose
 	o.Command, o.Image = cmd, f.image
 	if f.agent != "" {
 		if len(cmd) > 0 {
-			return nil, o, &compose.InputError{Field: "--agent", Msg: "give --agent or a command after --, not both",
-				Fix: "a command starting with codex or claude is adapted as --agent is"}
+			return nil, o, &compose.InputError{
+				Field: "--agent", Msg: "give --agent or a command after --, not both",
+				Fix: "a command starting with codex or claude is adapted as --agent is",
+			}
 		}
 		if o.Command, err = compose.AgentCommand(f.agent); err != nil {
 			return nil, o, err

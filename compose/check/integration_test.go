@@ -1,12 +1,13 @@
 //go:build integration
 
-package compose
+package check
 
 import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/internal/testutil"
 )
 
@@ -50,7 +52,7 @@ func requireEngine(t *testing.T) *engineEnv {
 		testutil.Skip(t, "no Docker engine answers on /var/run/docker.sock (run scripts/docker-up.sh)")
 	}
 	if err := exec.Command("docker", "image", "inspect", testImage).Run(); err != nil {
-		script, _ := filepath.Abs(filepath.Join("..", "scripts", "docker-images.sh"))
+		script, _ := filepath.Abs(filepath.Join("..", "..", "scripts", "docker-images.sh"))
 		if out, err := exec.Command(script).CombinedOutput(); err != nil {
 			t.Fatalf("build the test image with %s: %v\n%s", script, err, out)
 		}
@@ -71,7 +73,7 @@ func requireEngine(t *testing.T) *engineEnv {
 		t.Fatal(err)
 	}
 	e.out = filepath.Join(e.ws, "agentbox-compose")
-	e.files = []string{filepath.Join(e.out, ComposeFile)}
+	e.files = []string{filepath.Join(e.out, compose.ComposeFile)}
 	return e
 }
 
@@ -81,7 +83,7 @@ func agentboxBinary(t *testing.T) string {
 		return bin
 	}
 	bin := filepath.Join(t.TempDir(), "agentbox")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "../cmd/agentbox")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "../../cmd/agentbox")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build agentbox: %v\n%s", err, out)
@@ -95,13 +97,15 @@ func (e *engineEnv) agentbox(args ...string) (string, int) {
 	e.t.Helper()
 	cmd := exec.Command(e.bin, args...)
 	cmd.Dir = e.ws
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "TERM=dumb", "LANG=C.UTF-8",
-		"AGENTBOX_STATE_DIR=" + e.t.TempDir(), "AGENTBOX_RUN_ROOT=" + e.t.TempDir()}
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "TERM=dumb", "LANG=C.UTF-8",
+		"AGENTBOX_STATE_DIR=" + e.t.TempDir(), "AGENTBOX_RUN_ROOT=" + e.t.TempDir(),
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	code := 0
-	if x, ok := err.(*exec.ExitError); ok {
+	if x := (*exec.ExitError)(nil); errors.As(err, &x) {
 		code = x.ExitCode()
 	} else if err != nil {
 		e.t.Fatal(err)
@@ -125,7 +129,7 @@ func (e *engineEnv) container(svc string) string { return e.project + "_" + svc 
 
 // exec runs a shell command in the agent container, as the agent.
 func (e *engineEnv) exec(script string) (string, error) {
-	out, err := exec.Command("docker", "exec", e.container(AgentService), "sh", "-c", script).CombinedOutput()
+	out, err := exec.Command("docker", "exec", e.container(compose.AgentService), "sh", "-c", script).CombinedOutput()
 	return string(out), err
 }
 
@@ -139,7 +143,7 @@ func (e *engineEnv) up() {
 	}
 	image := e.gatewayImage()
 	e.t.Cleanup(func() { exec.Command("docker", "rmi", "-f", image).Run() })
-	key, err := os.OpenFile(filepath.Join(e.out, SecretsDir, "openai_api_key"), os.O_WRONLY|os.O_TRUNC, 0)
+	key, err := os.OpenFile(filepath.Join(e.out, compose.SecretsDir, "openai_api_key"), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -161,7 +165,7 @@ func (e *engineEnv) down() {
 }
 
 func (e *engineEnv) gatewayImage() string {
-	b, err := os.ReadFile(filepath.Join(e.out, ComposeFile))
+	b, err := os.ReadFile(filepath.Join(e.out, compose.ComposeFile))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -173,7 +177,7 @@ func (e *engineEnv) gatewayImage() string {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		e.t.Fatal(err)
 	}
-	return doc.Services[GatewayService].Image
+	return doc.Services[compose.GatewayService].Image
 }
 
 // healthScript asks the gateway's health route over plain TCP (busybox wget
@@ -193,7 +197,7 @@ func (e *engineEnv) waitGateway() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	logs, _ := exec.Command("docker", "logs", e.container(GatewayService)).CombinedOutput()
+	logs, _ := exec.Command("docker", "logs", e.container(compose.GatewayService)).CombinedOutput()
 	e.t.Fatalf("the gateway does not answer the agent: %s\ngateway log:\n%s", out, logs)
 }
 
@@ -202,10 +206,10 @@ func (e *engineEnv) waitGateway() {
 func (e *engineEnv) auditAgent() audit.Report {
 	e.t.Helper()
 	args := []string{"audit", "--json", "--workspace", e.ws}
-	for _, n := range []string{KeyEnv, "AGENTBOX_GATEWAY_TOKEN"} {
+	for _, n := range []string{compose.KeyEnv, "AGENTBOX_GATEWAY_TOKEN"} {
 		args = append(args, "--allow-env", n)
 	}
-	out, code := e.agentbox(append(args, e.container(AgentService))...)
+	out, code := e.agentbox(append(args, e.container(compose.AgentService))...)
 	var r audit.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code > 1 {
 		e.t.Fatalf("agentbox audit exited %d: %v\n%s", code, err, out)
@@ -251,7 +255,7 @@ func (e *engineEnv) checkBoundary(t *testing.T) {
 // not the agent.
 func (e *engineEnv) checkEgress(t *testing.T) {
 	name := e.project + "-testhost"
-	egress := e.project + "_" + EgressNetwork
+	egress := e.project + "_" + compose.EgressNetwork
 	t.Cleanup(func() { exec.Command("docker", "rm", "-f", name).Run() })
 	if out, err := exec.Command("docker", "run", "-d", "--name", name, "--network", egress, testImage,
 		"sh", "-c", "echo agentbox-test-host > /tmp/index.html && exec httpd -f -p 8081 -h /tmp").CombinedOutput(); err != nil {
@@ -285,7 +289,7 @@ func (e *engineEnv) checkEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	token := ExistingToken(e.out)
+	token := compose.ExistingToken(e.out)
 	keys := 0
 	for _, kv := range strings.Split(strings.TrimSpace(out), "\n") {
 		name, value, _ := strings.Cut(kv, "=")
@@ -368,7 +372,7 @@ func TestComposeConfigVariants(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("agentbox compose %v exited %d:\n%s", args, code, msg)
 		}
-		cmd := exec.Command("docker-compose", "-p", e.project, "-f", filepath.Join(out, ComposeFile), "config", "-q")
+		cmd := exec.Command("docker-compose", "-p", e.project, "-f", filepath.Join(out, compose.ComposeFile), "config", "-q")
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("docker-compose config %v: %v\n%s", args, err, msg)
 		}

@@ -1,4 +1,4 @@
-package compose
+package check
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -20,8 +21,9 @@ const (
 	UserNSReason = "compose cannot ask every engine for one: the Docker daemon remaps users only when started with userns-remap, Podman with userns_mode keep-id or auto; the agent runs as an unprivileged uid with no capabilities either way"
 )
 
-// AuditOptions is what the compose audit knows that the files do not say.
-type AuditOptions struct {
+// Options is what the audit of a compose project knows that the files do
+// not say.
+type Options struct {
 	// Workspaces are the declared workspace paths; nil means none.
 	Workspaces []string
 	// ReadOnlyPaths are host paths bound read-only on purpose (the output
@@ -33,12 +35,12 @@ type AuditOptions struct {
 	Accept map[string]string
 }
 
-// Audit audits the services of a compose project one by one. In each, a
+// Services audits the services of a compose project one by one. In each, a
 // variable whose value is a gateway token (netpolicy.TokenPrefix) is allowed:
 // the token is worth nothing outside the gateway. In agentbox's own gateway
 // service (IsGateway), a network that is known not to be internal is
 // accepted with GatewayEgressReason; in every other service it fails.
-func Audit(cs []audit.Container, o AuditOptions) audit.Report {
+func Services(cs []audit.Container, o Options) audit.Report {
 	var r audit.Report
 	for _, c := range cs {
 		opts := audit.Options{
@@ -57,7 +59,7 @@ func Audit(cs []audit.Container, o AuditOptions) audit.Report {
 // IsGateway reports whether c is the gateway service of a project that
 // agentbox compose wrote: named gateway, running agentbox's gateway image.
 func IsGateway(c audit.Container) bool {
-	return serviceName(c.Name) == GatewayService && strings.HasPrefix(c.Image, GatewayImageRepo+":")
+	return serviceName(c.Name) == compose.GatewayService && strings.HasPrefix(c.Image, compose.GatewayImageRepo+":")
 }
 
 func tokenVars(c audit.Container) []string {
@@ -84,8 +86,8 @@ func acceptEgress(fs []audit.Finding) {
 // written to opts.OutDir; the seccomp profile the audit compares is read
 // from a private staging copy. The caller writes out.Files only when
 // report.Unaccepted() is empty.
-func Prepare(ctx context.Context, plan *policy.Plan, opts Options, homes []string) (*Output, audit.Report, error) {
-	out, err := Render(plan, opts)
+func Prepare(ctx context.Context, plan *policy.Plan, opts compose.Options, homes []string) (*compose.Output, audit.Report, error) {
+	out, err := compose.Render(plan, opts)
 	if err != nil {
 		return nil, audit.Report{}, err
 	}
@@ -94,19 +96,21 @@ func Prepare(ctx context.Context, plan *policy.Plan, opts Options, homes []strin
 		return nil, audit.Report{}, err
 	}
 	defer os.RemoveAll(staging)
-	staged, err := render(plan, opts, staging)
+	opts.SeccompDir = staging
+	staged, err := compose.Render(plan, opts)
 	if err != nil {
 		return nil, audit.Report{}, err
 	}
-	files := []File{*staged.File(ComposeFile), *staged.File(SeccompFile)}
-	if _, err := Write(staging, files, false); err != nil {
+	files := []compose.File{*staged.File(compose.ComposeFile), *staged.File(compose.SeccompFile)}
+	if _, err := compose.Write(staging, files, false); err != nil {
 		return nil, audit.Report{}, fmt.Errorf("stage the project for its audit: %w", err)
 	}
-	cs, err := audit.LoadCompose(ctx, []string{filepath.Join(staging, ComposeFile)}, audit.ComposeOptions{WorkingDir: opts.OutDir, ProjectName: "agentbox"})
+	cs, err := audit.LoadCompose(ctx, []string{filepath.Join(staging, compose.ComposeFile)},
+		audit.ComposeOptions{WorkingDir: opts.OutDir, ProjectName: "agentbox"})
 	if err != nil {
 		return nil, audit.Report{}, fmt.Errorf("load the rendered project back: %w", err)
 	}
-	r := Audit(cs, AuditOptions{Workspaces: []string{plan.Workspace}, ReadOnlyPaths: []string{opts.OutDir}, HomeDirs: homes, Accept: accepted(plan)})
+	r := Services(cs, Options{Workspaces: []string{plan.Workspace}, ReadOnlyPaths: []string{opts.OutDir}, HomeDirs: homes, Accept: accepted(plan)})
 	relocate(&r, staging, opts.OutDir)
 	return out, r, nil
 }
@@ -138,12 +142,13 @@ func accepted(plan *policy.Plan) map[string]string {
 	return m
 }
 
-// Check loads a compose project from files (merged in order) and audits it
-// as Audit does. env is the environment for interpolation.
-func Check(ctx context.Context, files []string, env []string, o AuditOptions) (audit.Report, error) {
+// Files loads a compose project from files (merged in order, as
+// `docker compose -f a -f b` does) and audits it as Services does. env is
+// the environment for interpolation.
+func Files(ctx context.Context, files []string, env []string, o Options) (audit.Report, error) {
 	cs, err := audit.LoadCompose(ctx, files, audit.ComposeOptions{Env: env})
 	if err != nil {
 		return audit.Report{}, err
 	}
-	return Audit(cs, o), nil
+	return Services(cs, o), nil
 }

@@ -1,8 +1,9 @@
-package compose
+package check
 
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,7 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/compose"
+	"github.com/agentbox/agentbox/compose/internal/composetest"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -29,6 +34,19 @@ var labFaults = []struct {
 	{"autoapprove", "services:\n  agent:\n    command: [codex, --dangerously-bypass-approvals-and-sandbox]\n", audit.CodeAutoApprove},
 }
 
+const testToken = composetest.Token
+
+func testPlan(ws string) *policy.Plan { return composetest.Plan(ws) }
+
+// testOptions renders into ws/agentbox-compose with fixed inputs.
+func testOptions(ws string, command ...string) compose.Options {
+	return compose.Options{
+		Command: command, Image: "example.org/agents/codex:1", OutDir: filepath.Join(ws, "agentbox-compose"),
+		Token: testToken, GatewayBinary: composetest.ELF(elf.EM_X86_64, false), CABundle: composetest.CABundle,
+		Arch: specs.ArchX86_64,
+	}
+}
+
 // renderedProject writes the codex project for a temporary workspace and
 // returns the workspace and the output directory.
 func renderedProject(t *testing.T) (ws, out string) {
@@ -42,7 +60,7 @@ func renderedProject(t *testing.T) (ws, out string) {
 	if f := r.Unaccepted(); len(f) > 0 {
 		t.Fatalf("the rendered project fails its audit: %+v", f)
 	}
-	if _, err := Write(opts.OutDir, o.Files, false); err != nil {
+	if _, err := compose.Write(opts.OutDir, o.Files, false); err != nil {
 		t.Fatal(err)
 	}
 	return ws, opts.OutDir
@@ -56,7 +74,7 @@ func TestPrepareAuditsClean(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out.File(ComposeFile) == nil {
+		if out.File(compose.ComposeFile) == nil {
 			t.Fatal("no compose.yaml rendered")
 		}
 		if _, err := os.Stat(opts.OutDir); !errors.Is(err, os.ErrNotExist) {
@@ -92,7 +110,7 @@ func TestPrepareRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	codes := map[string]bool{}
-	final := filepath.Join(ws, "agentbox-compose", ComposeFile)
+	final := filepath.Join(ws, "agentbox-compose", compose.ComposeFile)
 	for _, f := range r.Unaccepted() {
 		codes[f.Code] = true
 		if f.File != final || f.Line == 0 {
@@ -117,9 +135,9 @@ func TestCheckLabFaults(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	o := AuditOptions{Workspaces: []string{ws}, HomeDirs: []string{home}}
-	base := filepath.Join(out, ComposeFile)
-	r, err := Check(context.Background(), []string{base}, nil, o)
+	o := Options{Workspaces: []string{ws}, HomeDirs: []string{home}}
+	base := filepath.Join(out, compose.ComposeFile)
+	r, err := Files(context.Background(), []string{base}, nil, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +150,7 @@ func TestCheckLabFaults(t *testing.T) {
 			if err := os.WriteFile(override, []byte(strings.ReplaceAll(fault.override, "HOME", home)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := Check(context.Background(), []string{base, override}, nil, o)
+			r, err := Files(context.Background(), []string{base, override}, nil, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,8 +165,8 @@ func TestCheckLabFaults(t *testing.T) {
 					if f.Code != fault.code {
 						continue
 					}
-					found = found || serviceName(c.Name) == AgentService
-					if fix := Fix(f, AgentService); !strings.Contains(fix, "services.agent") {
+					found = found || serviceName(c.Name) == compose.AgentService
+					if fix := Fix(f, compose.AgentService); !strings.Contains(fix, "services.agent") {
 						t.Errorf("fix for %s does not name the service: %s", f.Code, fix)
 					}
 				}
@@ -168,16 +186,18 @@ func TestCheckLabFaults(t *testing.T) {
 func TestAuditGatewayOnly(t *testing.T) {
 	open := []audit.Network{{Name: "egress", Internal: audit.No}}
 	mk := func(name, image string) audit.Container {
-		return audit.Container{Name: name, Image: image, Source: "compose", User: "1000:1000", ReadOnlyRoot: true,
+		return audit.Container{
+			Name: name, Image: image, Source: "compose", User: "1000:1000", ReadOnlyRoot: true,
 			CapDrop: []string{"ALL"}, CapsKnown: true, NoNewPrivileges: audit.Yes, Seccomp: audit.Seccomp{Mode: "default"},
 			MemoryLimit: 1 << 30, PidsLimit: 10, Networks: open, UserNS: audit.No,
-			Env: []audit.EnvVar{{Name: "GATEWAY_TOKEN", Value: testToken}}}
+			Env: []audit.EnvVar{{Name: "GATEWAY_TOKEN", Value: testToken}},
+		}
 	}
-	r := Audit([]audit.Container{
-		mk("p_gateway_1", GatewayImageRepo+":abc"),
+	r := Services([]audit.Container{
+		mk("p_gateway_1", compose.GatewayImageRepo+":abc"),
 		mk("gateway", "busybox"),
-		mk("agent", GatewayImageRepo+":abc"),
-	}, AuditOptions{})
+		mk("agent", compose.GatewayImageRepo+":abc"),
+	}, Options{})
 	var fails []int
 	for _, c := range r.Containers {
 		fails = append(fails, len(c.Findings)-countTolerated(c.Findings))
@@ -211,7 +231,7 @@ func TestCheckBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("services:\n  agent:\n    image: [\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Check(context.Background(), []string{bad}, nil, AuditOptions{})
+	_, err := Files(context.Background(), []string{bad}, nil, Options{})
 	var in *audit.InputError
 	if !errors.As(err, &in) {
 		t.Errorf("err = %v, want an *audit.InputError", err)

@@ -1,4 +1,4 @@
-package compose
+package check
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/compose"
 )
 
 // WriteFindings writes every finding of r that fails, one per entry: where it
@@ -94,30 +95,35 @@ func isNumber(s string) bool {
 // WriteSummary tells the user what was written to dir, what the audit
 // tolerated and why, what the host cannot provide, what to do before `up`,
 // and how to start the project.
-func WriteSummary(w io.Writer, dir string, out *Output, r audit.Report, res WriteResult) {
-	fmt.Fprintf(w, "agentbox compose: %s\n", dir)
+func WriteSummary(w io.Writer, dir string, out *compose.Output, r audit.Report, res compose.WriteResult) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agentbox compose: %s\n", dir)
 	for _, l := range []struct {
 		what  string
 		names []string
 	}{{"wrote", res.Written}, {"unchanged", res.Unchanged}, {"kept (never overwritten)", res.Kept}} {
 		if len(l.names) > 0 {
-			fmt.Fprintf(w, "  %s: %s\n", l.what, strings.Join(l.names, ", "))
+			fmt.Fprintf(&b, "  %s: %s\n", l.what, strings.Join(l.names, ", "))
 		}
 	}
-	fmt.Fprintf(w, "agent: %s adapter, permission mode %s (%s)\n", out.Agent, out.Permission.Mode, out.Permission.Source)
-	fmt.Fprintf(w, "audit: %d failing finding(s); tolerated, with reasons:\n", len(r.Unaccepted()))
-	WriteResiduals(w, r)
+	fmt.Fprintf(&b, "agent: %s adapter, permission mode %s (%s)\n", out.Agent, out.Permission.Mode, out.Permission.Source)
+	fmt.Fprintf(&b, "audit: %d failing finding(s); tolerated, with reasons:\n", len(r.Unaccepted()))
+	if err := WriteResiduals(&b, r); err != nil {
+		return err
+	}
 	for _, res := range out.Residuals {
-		fmt.Fprintf(w, "  host: %s: %s\n", res.Code, res.Reason)
+		fmt.Fprintf(&b, "  host: %s: %s\n", res.Code, res.Reason)
 	}
 	if len(out.Notes) > 0 {
-		fmt.Fprintln(w, "before up:")
+		fmt.Fprintln(&b, "before up:")
 		for _, n := range out.Notes {
-			fmt.Fprintf(w, "  - %s\n", n)
+			fmt.Fprintf(&b, "  - %s\n", n)
 		}
 	}
-	file := filepath.Join(dir, ComposeFile)
-	fmt.Fprintf(w, "start the agent (the gateway starts first; its image %s is built from %s on first use):\n", out.GatewayImage, filepath.Join(dir, BuildDir))
-	fmt.Fprintf(w, "  docker-compose -f %s run --rm %s    (or: docker compose, podman compose)\n", file, AgentService)
-	fmt.Fprintf(w, "check it after any edit: agentbox compose --check %s\n", file)
+	file := filepath.Join(dir, compose.ComposeFile)
+	fmt.Fprintf(&b, "start the agent (the gateway starts first; its image %s is built from %s on first use):\n", out.GatewayImage, filepath.Join(dir, compose.BuildDir))
+	fmt.Fprintf(&b, "  docker-compose -f %s run --rm %s    (or: docker compose, podman compose)\n", file, compose.AgentService)
+	fmt.Fprintf(&b, "check it after any edit: agentbox compose --check %s\n", file)
+	_, err := io.WriteString(w, b.String())
+	return err
 }
