@@ -1,0 +1,42 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseTrace(t *testing.T) {
+	in := `agentbox: trace: policy               0.05ms
+agentbox: trace: env canary           0.03ms
+some other line
+agentbox: trace: create              41.83ms
+agentbox: trace: broken               x.yms
+agentbox: trace:                      1.00ms
+agentbox: trace: self-test            9.50ms
+agentbox: trace: self-test            1.00ms
+agentbox run: create: crun create: unknown version specified
+`
+	got := parseTrace(in)
+	want := []step{
+		{"policy", 50 * time.Microsecond},
+		{"env canary", 30 * time.Microsecond},
+		{"create", 41830 * time.Microsecond},
+		{"self-test", 9500 * time.Microsecond},
+		{"self-test", 1 * time.Millisecond},
+	}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(step{}), cmp.Comparer(near)); d != "" {
+		t.Fatalf("parseTrace (-want +got):\n%s", d)
+	}
+	if d := stepTimes(got, selfTestSteps); !near(d, 10530*time.Microsecond) {
+		t.Errorf("stepTimes = %v", d)
+	}
+	if d := stepTotal(got); !near(d, 52410*time.Microsecond) {
+		t.Errorf("stepTotal = %v", d)
+	}
+}
+
+// near compares durations parsed from two-decimal milliseconds, which
+// float rounding may leave a nanosecond off.
+func near(a, b time.Duration) bool { return (a - b).Abs() <= time.Microsecond }
