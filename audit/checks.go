@@ -126,6 +126,7 @@ func (o Options) normalized() Options {
 	n := o
 	n.Workspaces = resolveAll(o.Workspaces)
 	n.ReadOnlyPaths = resolveAll(o.ReadOnlyPaths)
+	n.RuntimeFiles = resolveAll(o.RuntimeFiles)
 	n.HomeDirs = resolveAll(o.HomeDirs)
 	n.InternalNetworks = append([]string(nil), o.InternalNetworks...)
 	return n

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agentbox/agentbox/policy"
@@ -117,7 +118,7 @@ func classifyMount(m Mount, o *Options) (Finding, bool) {
 	if home, ok := homeOf(p, o); ok {
 		return f(CodeHomeDirectory, homeDetail(p, home, m.ReadOnly))
 	}
-	if dir, ok := systemDirOf(p); ok && !(m.ReadOnly && harmlessSystem(p)) {
+	if dir, ok := systemDirOf(p); ok && !(m.ReadOnly && (harmlessSystem(p) || slices.Contains(o.RuntimeFiles, p))) {
 		fd, _ := f(CodeSystemDirectory, systemDetail(p, dir, m.ReadOnly))
 		if m.ReadOnly {
 			fd.Severity = Medium

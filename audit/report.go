@@ -47,6 +47,12 @@ type Options struct {
 	// (the agent's install directory); a read-only bind at or below one is
 	// exempt in the same way.
 	ReadOnlyPaths []string
+	// RuntimeFiles are host files the launcher itself binds read-only
+	// (agentbox's init, a run's gateway socket), matched exactly: they are
+	// exempt from the system-directory check only (the gateway socket lives
+	// in the run directory under /run); the socket, home and root checks
+	// still apply to them.
+	RuntimeFiles []string
 	// Accept maps a finding code to the written reason it is accepted.
 	Accept map[string]string
 	// HomeDirs are known home directories on the host, in addition to

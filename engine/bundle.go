@@ -201,7 +201,8 @@ func writeConfig(dir string, s *specs.Spec) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(dir, "config.json"), append(data, '\n'), 0o644)
+	// 0600: the agent's environment in it holds the per-run gateway token.
+	return WriteFileAtomic(filepath.Join(dir, "config.json"), append(data, '\n'), 0o600)
 }
 
 // WriteFileAtomic writes data to a temporary file beside path and renames

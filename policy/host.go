@@ -37,6 +37,9 @@ type Host struct {
 	// AppArmorReady is true when agentbox's profile can be used: root
 	// loads it, an ordinary user needs it loaded already.
 	AppArmorReady bool
+	// GatewaySocket is the run's gateway socket on the host, bound into the
+	// sandbox at GatewaySocket; empty runs without a gateway.
+	GatewaySocket string
 	// InitPath is agentbox-init on the host, bound read-only into the
 	// sandbox as its first process; empty runs the command directly.
 	InitPath string

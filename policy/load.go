@@ -122,7 +122,7 @@ func singleDocument(name string, data []byte) (*yaml.Node, error) {
 		return nil, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, &InputError{File: name, Line: root.Line, Msg: "the policy must be a mapping of keys (workspace:, binds:, env:, limits:, runtime:, rootfs:, accept:)"}
+		return nil, &InputError{File: name, Line: root.Line, Msg: "the policy must be a mapping of keys (workspace:, binds:, env:, limits:, runtime:, rootfs:, accept:, network:, gateway:)"}
 	}
 	return root, nil
 }
@@ -136,6 +136,14 @@ func checkKeys(src Source, n *yaml.Node, t reflect.Type, path string) error {
 	switch {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 		return checkMapping(src, n, t, path)
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := joinPath(path, n.Content[i].Value)
+			src.Lines[p] = n.Content[i].Line
+			if err := checkKeys(src, n.Content[i+1], t.Elem(), p); err != nil {
+				return err
+			}
+		}
 	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
 		for i, item := range n.Content {
 			p := fmt.Sprintf("%s[%d]", path, i)

@@ -36,6 +36,11 @@ type Plan struct {
 	Runtime Runtime `json:"runtime"`
 	// Terminal is true when the agent gets a TTY.
 	Terminal bool `json:"terminal"`
+	// Network is what the gateway lets out and what the agent may use
+	// inside (the policy's, as given).
+	Network Network `json:"network"`
+	// Gateway is the gateway's model configuration (the policy's).
+	Gateway Gateway `json:"gateway"`
 	// Accepted are the policy's accepted findings, carried to the audit.
 	Accepted []Acceptance `json:"accepted,omitempty"`
 	// Residuals are the layers this host or this policy cannot provide,

@@ -40,6 +40,53 @@ type Policy struct {
 	// Accept lists audit findings the user tolerates, each with a written
 	// reason. Empty means every finding refuses the launch.
 	Accept []Acceptance `yaml:"accept,omitempty" json:"accept,omitempty"`
+
+	// Network says what the sandbox may reach. It has no route at all; the
+	// gateway on its loopback is its one exit.
+	Network Network `yaml:"network,omitempty" json:"network,omitempty"`
+
+	// Gateway configures the gateway's model routes.
+	Gateway Gateway `yaml:"gateway,omitempty" json:"gateway,omitempty"`
+}
+
+// Network is what the gateway lets out and what the agent may use inside.
+type Network struct {
+	// Allow are the host:port destinations the gateway's HTTP proxy may
+	// reach ("*.example.com:443" for every name under a domain). Empty
+	// means none: the model routes are the only way out.
+	Allow []string `yaml:"allow,omitempty" json:"allow,omitempty"`
+	// LocalTCP lets the agent bind and connect to any TCP port of the
+	// sandbox's own loopback (a test suite's local server, say). False
+	// limits the agent's TCP to the gateway's port, where Landlock can
+	// (ABI 4 and later).
+	LocalTCP bool `yaml:"local_tcp,omitempty" json:"local_tcp,omitempty"`
+}
+
+// Gateway is the gateway's configuration from the policy.
+type Gateway struct {
+	// Upstreams are model routes by name: "openai" and "anthropic" exist
+	// by default (an entry changes only the fields it sets); any other
+	// name is an OpenAI-compatible server of yours. Empty means the two
+	// defaults with their keys from OPENAI_API_KEY and ANTHROPIC_API_KEY.
+	Upstreams map[string]Upstream `yaml:"upstreams,omitempty" json:"upstreams,omitempty"`
+}
+
+// Upstream is one model route. The real key stays on the host: the gateway
+// reads it and the sandbox only ever holds a per-run token.
+type Upstream struct {
+	// URL is the upstream's base URL; empty keeps the built-in one. A URL
+	// you name may be on loopback or a private address.
+	URL string `yaml:"url,omitempty" json:"url,omitempty"`
+	// KeyEnv names the launcher's variable holding the real key.
+	KeyEnv string `yaml:"key_env,omitempty" json:"key_env,omitempty"`
+	// KeyFile names a file holding the real key; it wins over KeyEnv.
+	KeyFile string `yaml:"key_file,omitempty" json:"key_file,omitempty"`
+	// Auth is "bearer" or "x-api-key"; empty means the upstream's usual.
+	Auth string `yaml:"auth,omitempty" json:"auth,omitempty"`
+	// Models, when set, are the only model names requests may ask for.
+	Models []string `yaml:"models,omitempty" json:"models,omitempty"`
+	// CAFile is a PEM bundle of CAs trusted for this upstream.
+	CAFile string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
 }
 
 // Binds are extra bind mounts of host paths, at the same path inside.
@@ -136,5 +183,33 @@ func (p Policy) Merge(o Policy) Policy {
 		p.Rootfs = o.Rootfs
 	}
 	p.Accept = append(append([]Acceptance(nil), p.Accept...), o.Accept...)
+	p.Network.Allow = append(append([]string(nil), p.Network.Allow...), o.Network.Allow...)
+	p.Network.LocalTCP = p.Network.LocalTCP || o.Network.LocalTCP
+	p.Gateway.Upstreams = mergeUpstreams(p.Gateway.Upstreams, o.Gateway.Upstreams)
 	return p
+}
+
+// mergeUpstreams lays o's set fields over p's, per route.
+func mergeUpstreams(p, o map[string]Upstream) map[string]Upstream {
+	if len(o) == 0 {
+		return p
+	}
+	out := map[string]Upstream{}
+	for k, v := range p {
+		out[k] = v
+	}
+	for k, v := range o {
+		u := out[k]
+		if v.URL != "" {
+			u.URL = v.URL
+		}
+		if v.KeyEnv != "" {
+			u.KeyEnv = v.KeyEnv
+		}
+		if v.KeyFile != "" {
+			u.KeyFile = v.KeyFile
+		}
+		out[k] = u
+	}
+	return out
 }

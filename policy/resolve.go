@@ -51,6 +51,7 @@ func Resolve(p Policy, argv []string, h Host, bundle string) (*Plan, error) {
 		{"limits", r.resolveLimits},
 		{"lsm", r.resolveLSM},
 		{"init", r.resolveInit},
+		{"gateway", r.resolveGateway},
 		{"mounts", r.finishMounts},
 	}
 	for _, s := range steps {
@@ -179,6 +180,21 @@ func (r *resolver) resolveInit() error {
 	}
 	r.plan.Init = InitPath
 	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.h.InitPath, Destination: InitPath, ReadOnly: true})
+	return nil
+}
+
+// GatewaySocket is where the gateway's socket appears inside the sandbox;
+// agentbox-init relays the sandbox's 127.0.0.1 gateway port to it.
+const GatewaySocket = "/run/agentbox/gateway.sock"
+
+// resolveGateway binds the run's gateway socket (the sandbox's one exit).
+// A read-only bind of a socket still accepts connections.
+func (r *resolver) resolveGateway() error {
+	r.plan.Network, r.plan.Gateway = r.p.Network, r.p.Gateway
+	if r.h.GatewaySocket == "" {
+		return nil
+	}
+	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.h.GatewaySocket, Destination: GatewaySocket, ReadOnly: true})
 	return nil
 }
 

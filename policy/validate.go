@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,7 +15,7 @@ import (
 // for a policy built from flags.
 func Validate(p Policy, src Source) error {
 	checks := []func(Policy, Source) error{
-		validateLimits, validateRuntime, validateEnv, validateAccept, validatePaths,
+		validateLimits, validateRuntime, validateEnv, validateAccept, validatePaths, validateNetwork,
 	}
 	for _, check := range checks {
 		if err := check(p, src); err != nil {
@@ -116,4 +118,34 @@ var byteUnits = map[string]int64{
 	"": 1, "b": 1,
 	"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
 	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+}
+
+var upstreamName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+func validateNetwork(p Policy, src Source) error {
+	for i, a := range p.Network.Allow {
+		host, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return src.errorf(fmt.Sprintf("network.allow[%d]", i), "write host:port, for example api.github.com:443 or *.pypi.org:443", "%q is not host:port", a)
+		}
+	}
+	for _, name := range sortedKeys(p.Gateway.Upstreams) {
+		u := p.Gateway.Upstreams[name]
+		field := "gateway.upstreams." + name
+		if !upstreamName.MatchString(name) {
+			return src.errorf(field, "use a lowercase name such as local or vllm; it becomes the route /NAME/…", "%q is not a route name", name)
+		}
+		if name != "openai" && name != "anthropic" && u.URL == "" {
+			return src.errorf(field+".url", "give the server's base URL, for example http://127.0.0.1:11434/v1", "a route of your own needs a url")
+		}
+		if u.URL != "" {
+			if pu, err := url.Parse(u.URL); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+				return src.errorf(field+".url", "write an http:// or https:// URL", "%q is not an http(s) URL", u.URL)
+			}
+		}
+		if u.Auth != "" && u.Auth != "bearer" && u.Auth != "x-api-key" {
+			return src.errorf(field+".auth", "use bearer or x-api-key", "unknown auth %q", u.Auth)
+		}
+	}
+	return nil
 }

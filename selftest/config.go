@@ -47,6 +47,10 @@ type InitConfig struct {
 	// Landlock is applied by init to itself before it starts the agent, which
 	// inherits it. Nil applies none.
 	Landlock *LandlockPlan `json:"landlock,omitempty"`
+	// Bridge, when set, makes init relay 127.0.0.1:Port and [::1]:Port to
+	// the gateway's socket (bind-mounted into the sandbox) before the
+	// probes, for the probes and then the agent.
+	Bridge *Bridge `json:"bridge,omitempty"`
 	// WaitGo makes init wait, after sending the results, for the launcher's
 	// "go" or "abort". False starts the agent right after the probes.
 	WaitGo bool `json:"wait_go"`
@@ -81,9 +85,18 @@ type Targets struct {
 	// Metadata are cloud metadata endpoints metadata-unreachable connects to.
 	// Empty means route lookups to 169.254.169.254 and fd00:ec2::254.
 	Metadata []string `json:"metadata,omitempty"`
-	// Gateway is the gateway gateway-reachable must reach. Empty means the
-	// loopback control: a listener on 127.0.0.1 inside the sandbox.
+	// Gateway is the gateway gateway-reachable must reach ("127.0.0.1:PORT",
+	// the in-sandbox bridge). Empty means the loopback control: a listener on
+	// 127.0.0.1 inside the sandbox.
 	Gateway string `json:"gateway,omitempty"`
+	// GatewayHealth is the gateway's health route, asked with an HTTP GET;
+	// empty means a TCP connect only.
+	GatewayHealth string `json:"gateway_health,omitempty"`
+	// GatewayRefuse is a host:port that no allowlist names; when set,
+	// internet-unreachable also asks the gateway to CONNECT there and must
+	// get a refusal. The gateway refuses an unlisted name without resolving
+	// it, so no packet leaves.
+	GatewayRefuse string `json:"gateway_refuse,omitempty"`
 	// HostLoopback is the canary the launcher listens on at the host's
 	// 127.0.0.1. Nil makes host-loopback-unreachable report UNKNOWN.
 	HostLoopback *NetCanary `json:"host_loopback,omitempty"`
@@ -227,4 +240,10 @@ func checkHostPort(a string) error {
 		return fmt.Errorf("%q: host must be a literal IP address", a)
 	}
 	return nil
+}
+
+// Bridge is where init's in-sandbox end of the gateway listens and relays.
+type Bridge struct {
+	Port   int    `json:"port"`
+	Socket string `json:"socket"`
 }

@@ -249,3 +249,22 @@ func TestDecideKallsymsAndDevices(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideGatewayRefusal(t *testing.T) {
+	tests := []struct {
+		status int
+		err    error
+		want   Decision
+		obs    string
+	}{
+		{403, nil, Deny, "gateway-refused"},
+		{200, nil, Allow, "gateway-tunnelled"},
+		{502, nil, Unknown, "gateway-status-502"},
+		{0, errors.New("connection refused"), Unknown, "gateway-unanswered"},
+	}
+	for _, tc := range tests {
+		if d, o := decideGatewayRefusal(tc.status, tc.err); d != tc.want || o != tc.obs {
+			t.Errorf("decideGatewayRefusal(%d, %v) = %s %s, want %s %s", tc.status, tc.err, d, o, tc.want, tc.obs)
+		}
+	}
+}

@@ -1,14 +1,19 @@
 package selftest
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 func networkProbes() []Probe {
@@ -122,7 +127,56 @@ func outsideProbe(e *Env, configured, defaults []string, target string) outcome 
 }
 
 func probeInternet(e *Env) outcome {
-	return outsideProbe(e, e.Config.Targets.Internet, defaultInternet, "outside (route lookup)")
+	o := outsideProbe(e, e.Config.Targets.Internet, defaultInternet, "outside (route lookup)")
+	t := e.Config.Targets
+	if t.Gateway == "" || t.GatewayRefuse == "" || o.decision != Deny {
+		return o
+	}
+	// The gateway is the one exit: it must refuse a host no allowlist names.
+	status, err := gatewayRequest(t.Gateway, "CONNECT "+t.GatewayRefuse+" HTTP/1.1\r\nHost: "+t.GatewayRefuse+"\r\n\r\n", e.Config.timeout())
+	d, obs := decideGatewayRefusal(status, err)
+	detail := o.detail + "; gateway CONNECT " + t.GatewayRefuse + ": " + obs
+	if d != Deny {
+		return outcome{target: o.target + " + gateway " + t.GatewayRefuse, decision: d, observed: obs, detail: detail}
+	}
+	return outcome{target: o.target + " + gateway " + t.GatewayRefuse, decision: Deny, observed: o.observed + "+gateway-refused", detail: detail}
+}
+
+// decideGatewayRefusal: 403 is the gateway's refusal (DENY); a 2xx would
+// be a tunnel (ALLOW); anything else cannot be judged (UNKNOWN).
+func decideGatewayRefusal(status int, err error) (Decision, string) {
+	switch {
+	case err != nil:
+		return Unknown, "gateway-unanswered"
+	case status == 403:
+		return Deny, "gateway-refused"
+	case status >= 200 && status < 300:
+		return Allow, "gateway-tunnelled"
+	}
+	return Unknown, "gateway-status-" + strconv.Itoa(status)
+}
+
+// gatewayRequest sends one raw HTTP/1.1 request to the gateway and returns
+// the response's status code (raw, so that init needs no HTTP client).
+func gatewayRequest(addr, req string, timeout time.Duration) (int, error) {
+	c, err := dialer(timeout).Dial("tcp", addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := io.WriteString(c, req); err != nil {
+		return 0, err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(line)
+	if len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/1.") {
+		return 0, fmt.Errorf("not an HTTP response: %q", line)
+	}
+	return strconv.Atoi(f[1])
 }
 
 func probeMetadata(e *Env) outcome {
@@ -153,6 +207,20 @@ func probeHostAbstract(e *Env) outcome {
 // probeGateway is the positive control: the configured gateway, or else a
 // listener on 127.0.0.1 that the probe runs itself.
 func probeGateway(e *Env) outcome {
+	if gw, health := e.Config.Targets.Gateway, e.Config.Targets.GatewayHealth; gw != "" && health != "" {
+		status, err := gatewayRequest(gw, "GET "+health+" HTTP/1.1\r\nHost: "+gw+"\r\nConnection: close\r\n\r\n", e.Config.timeout())
+		switch {
+		case err != nil:
+			d, o := decideConnect(err)
+			if d == Allow {
+				d = Unknown
+			}
+			return outcome{target: gw + health, decision: d, observed: o, detail: "GET " + gw + health + ": " + err.Error()}
+		case status != 200:
+			return outcome{target: gw + health, decision: Unknown, observed: "status-" + strconv.Itoa(status), detail: "the gateway's health route answered " + strconv.Itoa(status)}
+		}
+		return outcome{target: gw + health, decision: Allow, observed: "health-ok", detail: "GET " + gw + health + ": 200 through the bridge to the gateway"}
+	}
 	if gw := e.Config.Targets.Gateway; gw != "" {
 		c, err := dialer(e.Config.timeout()).Dial("tcp", gw)
 		if err == nil {

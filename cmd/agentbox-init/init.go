@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 
+	"github.com/agentbox/agentbox/netpolicy/bridge"
 	"github.com/agentbox/agentbox/selftest"
 	"golang.org/x/sys/unix"
 )
@@ -41,6 +43,9 @@ func initMain() int {
 	cfg, err := receiveConfig(conn)
 	if err != nil {
 		return fail(selftest.ExitInitFailed, "config", err)
+	}
+	if err := startBridge(cfg.Bridge); err != nil {
+		return fail(selftest.ExitInitFailed, "gateway bridge", err)
 	}
 	if err := runProbes(conn, cfg); err != nil {
 		return fail(selftest.ExitInitFailed, "probes", err)
@@ -171,4 +176,35 @@ func dirOrRoot(d string) string {
 		return "/"
 	}
 	return d
+}
+
+// startBridge relays 127.0.0.1:PORT and [::1]:PORT to the gateway's socket
+// for the rest of init's life: the probes use it first, then the agent.
+// Init serves it, outside the agent's Landlock domain.
+func startBridge(c *selftest.Bridge) error {
+	if c == nil {
+		return nil
+	}
+	b, err := bridge.Listen(bridge.Config{Port: c.Port, Socket: c.Socket, Addrs: loopbackAddrs()})
+	if err != nil {
+		return err
+	}
+	go func() { _ = b.Serve(context.Background()) }()
+	return nil
+}
+
+// loopbackAddrs are the loopback addresses this network namespace has:
+// 127.0.0.1, and ::1 unless IPv6 is off here.
+func loopbackAddrs() []string {
+	addrs := []string{"127.0.0.1"}
+	ifaces, err := net.InterfaceAddrs()
+	if err != nil {
+		return addrs
+	}
+	for _, a := range ifaces {
+		if ip, ok := a.(*net.IPNet); ok && ip.IP.Equal(net.IPv6loopback) {
+			return append(addrs, "::1")
+		}
+	}
+	return addrs
 }

@@ -12,11 +12,13 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/agentbox/agentbox/agents"
 	"github.com/agentbox/agentbox/apparmor"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/seccomp/profiles"
 	"github.com/agentbox/agentbox/spec"
@@ -43,6 +45,8 @@ type launch struct {
 	grant  *engine.Grant
 	sess   *engine.Session
 	st     selfTest
+	gw     *netpolicy.RunGateway
+	agent  agents.Launch
 	// findings are the self-audit's, accepted ones included.
 	findings []audit.Finding
 	rec      ledger.Record

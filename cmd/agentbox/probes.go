@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/selftest"
 )
@@ -108,12 +110,22 @@ func (l *launch) configureInit(probesOnly bool) error {
 	l.st.initEnd.Close()
 	t := l.st.targets
 	t.HostLoopback, t.HostAbstract = l.st.canaries.loopback, l.st.canaries.abstract
+	var bridge *selftest.Bridge
+	if l.gw != nil {
+		bridge = &selftest.Bridge{Port: netpolicy.DefaultPort, Socket: policy.GatewaySocket}
+		if t.Gateway == "" {
+			t.Gateway = "127.0.0.1:" + strconv.Itoa(netpolicy.DefaultPort)
+			t.GatewayHealth, t.GatewayRefuse = netpolicy.HealthPath, gatewayRefuseTarget
+		}
+	}
 	cfg := selftest.InitConfig{
 		Version: selftest.ProtocolVersion, RunID: l.runID,
 		Agent:    selftest.Command{Args: l.plan.Command, Env: l.plan.Env, Dir: l.plan.Cwd},
 		Targets:  t,
 		Canaries: l.st.canaries.config,
-		Landlock: landlockPlan(l.plan),
+		Landlock: landlockPlan(l.plan, l.gw != nil),
+		Bridge:   bridge,
+		AllowEnv: l.agent.TokenVars(),
 		// init waits for the launcher's word even in a probe-only run, so
 		// that the host's verification sees the sandbox still alive.
 		WaitGo: true,
@@ -125,9 +137,9 @@ func (l *launch) configureInit(probesOnly bool) error {
 }
 
 // landlockPlan limits the agent's file system access to the plan's paths,
-// where no SELinux or AppArmor label confines it. TCP is left to the
-// network namespace until a gateway port exists to allow.
-func landlockPlan(p *policy.Plan) *selftest.LandlockPlan {
+// where no SELinux or AppArmor label confines it, and its TCP to the
+// gateway's port unless the policy allows local TCP.
+func landlockPlan(p *policy.Plan, gateway bool) *selftest.LandlockPlan {
 	if p.LSM.Kind != policy.LSMNone {
 		return nil
 	}
@@ -142,7 +154,14 @@ func landlockPlan(p *policy.Plan) *selftest.LandlockPlan {
 		paths = append(paths, selftest.LandlockPath{Path: m.Destination, Write: !m.ReadOnly})
 	}
 	sort.Slice(paths, func(i, j int) bool { return paths[i].Path < paths[j].Path })
-	return &selftest.LandlockPlan{Paths: paths}
+	plan := &selftest.LandlockPlan{Paths: paths}
+	if gateway && !p.Network.LocalTCP {
+		// TCP only to the gateway's port (Landlock ABI 4 and later; older
+		// kernels leave TCP to the network namespace, which the ABI records).
+		port := uint16(netpolicy.DefaultPort)
+		plan.RestrictTCP, plan.ConnectTCP, plan.BindTCP = true, []uint16{port}, []uint16{port}
+	}
+	return plan
 }
 
 // checkBoundary collects the probes' results, verifies the sandbox from the

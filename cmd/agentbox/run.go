@@ -75,8 +75,10 @@ func (l *launch) prepare(ctx context.Context) error {
 		{"host", l.captureHost},
 		{"gc", l.collectStale},
 		{"run directory", l.createRunDir},
+		{"gateway", l.startGateway},
 		{"ids", func() error { return l.allocateIDs(false) }},
 		{"plan", l.resolvePlan},
+		{"agent", l.prepareAgent},
 		{"render", l.render},
 		{"audit", l.auditSpec},
 		{"bundle", l.writeBundle},
@@ -161,6 +163,7 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 	if l.st.init != nil {
 		l.st.init.Close()
 	}
+	allowed, denied := l.stopGateway()
 	td := l.teardown()
 	if p := l.host.SELinuxLabels[0]; p != "" {
 		selinux.ReleaseLabel(p)
@@ -173,6 +176,7 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 		fmt.Fprintf(l.io.Err, "agentbox: warning: %v\n", err)
 	}
 	l.rec = l.record(start, exit, runErr, td)
+	l.rec.Gateway = ledger.Gateway{Allowed: allowed, Denied: denied}
 	if td != nil && !td.Clean() {
 		fmt.Fprintf(l.io.Err, "agentbox: teardown left residue: %s (run 'agentbox gc')\n", describe(*td))
 	}
@@ -209,6 +213,10 @@ func (l *launch) record(start time.Time, exit int, runErr error, td *ledger.Tear
 		}
 	}
 	rec.Findings = ledgerFindings(l.findings)
+	if l.agent.Agent != "" && l.agent.Agent != "generic" {
+		rec.Agent = l.agent.Agent
+	}
+	rec.PermissionMode = l.agent.Permission.Mode
 	rec.Probes = ledgerProbes(append(append([]selftest.Result{}, l.st.results...), l.st.host...))
 	rec.HostVerification = l.hostVerification()
 	for probe, reason := range l.st.allowUnknown {

@@ -14,10 +14,13 @@ import (
 // accepts with a written reason nor the host imposes as a recorded residual
 // refuses the launch.
 func (l *launch) auditSpec() error {
-	opts := audit.Options{Workspaces: []string{l.plan.Workspace}, HomeDirs: l.host.Homes}
+	opts := audit.Options{Workspaces: []string{l.plan.Workspace}, HomeDirs: l.host.Homes, AllowEnv: l.agent.TokenVars()}
 	for _, m := range l.plan.Mounts {
-		if m.ReadOnly && m.Source != "" && (m.Kind == policy.KindInstall || m.Kind == policy.KindRuntime) {
+		switch {
+		case m.ReadOnly && m.Kind == policy.KindInstall:
 			opts.ReadOnlyPaths = append(opts.ReadOnlyPaths, m.Source)
+		case m.ReadOnly && m.Kind == policy.KindRuntime:
+			opts.RuntimeFiles = append(opts.RuntimeFiles, m.Source)
 		}
 	}
 	report := audit.Spec(l.spec, opts)

@@ -26,7 +26,9 @@ func runSpec(_ context.Context, s stdio, args []string) int {
 		{"policy", l.loadPolicy},
 		{"host", l.captureHost},
 		{"ids", func() error { return l.allocateIDs(true) }},
+		{"gateway", func() error { l.host.GatewaySocket = l.specGatewaySocket(); return nil }},
 		{"plan", l.resolvePlan},
+		{"agent", l.prepareAgent},
 		{"render", l.render},
 	})
 	if err != nil {
