@@ -59,12 +59,13 @@ func (r *renderer) gateway() error {
 
 // gatewayConfig is the standalone gateway's config: listen on both networks,
 // take the token from AGENT_GATEWAY_KEY and the agent's real key from its
-// secret. It is checked by loading it back the way the gateway will.
+// secret, and write the decision log to the container's output. It is checked by loading it back the way the gateway will.
 func (r *renderer) gatewayConfig() ([]byte, error) {
 	cfg := netpolicy.Config{
 		RunID:    "compose",
 		Listen:   fmt.Sprintf("tcp:0.0.0.0:%d", GatewayPort),
 		TokenEnv: KeyEnv,
+		LogFile:  "/dev/stdout", // the decision log, one JSON line each: docker compose logs gateway
 	}
 	if k, ok := keyRoutes[r.launch.Agent]; ok {
 		cfg.Upstreams = map[string]netpolicy.Upstream{k.Route: {KeyFile: secretsPath + "/" + k.Secret}}

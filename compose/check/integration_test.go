@@ -280,6 +280,10 @@ func (e *engineEnv) checkEgress(t *testing.T) {
 	if out, _ := e.exec(healthScript); !strings.Contains(out, `{"status":"ok"}`) {
 		t.Errorf("the same probe does not reach the gateway from the agent:\n%s", out)
 	}
+	logs, err := exec.Command("docker", "logs", e.container(compose.GatewayService)).CombinedOutput()
+	if err != nil || !strings.Contains(string(logs), `"kind":"health"`) {
+		t.Errorf("the gateway's decision log has no health decision: %v\n%s", err, logs)
+	}
 }
 
 // checkEnvironment: no credential-shaped variable but those carrying the
