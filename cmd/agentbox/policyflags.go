@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -23,6 +24,9 @@ type policyFlags struct {
 	runtime   string
 	rootfs    string
 	accept    []string
+	allow     []string
+	upstreams []string
+	localTCP  bool
 }
 
 func (f *policyFlags) register(fs *pflag.FlagSet) {
@@ -37,6 +41,9 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.runtime, "runtime", "", "OCI runtime: runc, crun, runsc or a path (default runc)")
 	fs.StringVar(&f.rootfs, "rootfs", "", "unpacked image root to use instead of the host's system directories")
 	fs.StringArrayVar(&f.accept, "accept", nil, "accept an audit finding: CODE=reason (repeatable)")
+	fs.StringArrayVar(&f.upstreams, "upstream", nil, "model route to a URL of your choice: openai=URL, anthropic=URL or NAME=URL (repeatable)")
+	fs.StringArrayVar(&f.allow, "allow", nil, "host:port the gateway's proxy may reach (repeatable; default none)")
+	fs.BoolVar(&f.localTCP, "local-tcp", false, "let the agent bind and connect to any TCP port of the sandbox's own loopback")
 }
 
 // load reads the policy file, merges the flags over it and validates the
@@ -92,6 +99,17 @@ func (f *policyFlags) policy() (policy.Policy, error) {
 	}
 	if len(f.env) > 0 {
 		p.Env.Allow = f.env
+	}
+	p.Network = policy.Network{Allow: f.allow, LocalTCP: f.localTCP}
+	for _, u := range f.upstreams {
+		name, url, err := netpolicy.ParseUpstreamFlag(u)
+		if err != nil {
+			return policy.Policy{}, &policy.InputError{Msg: err.Error()}
+		}
+		if p.Gateway.Upstreams == nil {
+			p.Gateway.Upstreams = map[string]policy.Upstream{}
+		}
+		p.Gateway.Upstreams[name] = policy.Upstream{URL: url}
 	}
 	for _, a := range f.accept {
 		acc, err := policy.ParseAcceptance(a)
