@@ -6,7 +6,8 @@
 #     busybox root, the Docker engine and compose, id-mapping and ACL tools;
 #   - the unprivileged user agentbox-test (with subordinate ids) that owns
 #     test workspaces and runs the rootless suite;
-#   - a running Docker engine and the locally built test images.
+#   - a running Docker engine and the locally built test images;
+#   - the Codex CLI and Claude Code from the npm registry.
 set -euo pipefail
 
 packages=(runc crun libseccomp-dev gcc busybox-static docker.io docker-compose containerd
@@ -49,4 +50,7 @@ done
 dir=$(cd "$(dirname "$0")" && pwd)
 "$dir/docker-up.sh"
 "$dir/docker-images.sh"
+# The real agent CLIs for the end-to-end gateway tests (npm registry).
+command -v npm >/dev/null || { log "installing nodejs and npm"; apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+"$dir/gateway-install-agents.sh"
 log "ready"
