@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/compose/check"
 	"github.com/agentbox/agentbox/host"
+	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -26,11 +30,12 @@ type composeFlags struct {
 	agent, image, out string
 	build, force      bool
 	check             []string
+	args              []string // as given, for the ledger
 }
 
 func runCompose(ctx context.Context, s stdio, args []string) int {
 	fs := newFlags(s, "compose", "[--agent codex|claude] --image IMAGE [--out DIR] [--build] [flags] [-- CMD [ARG...]]\n       agentbox compose --check FILE [--check OVERRIDE...]")
-	var f composeFlags
+	f := composeFlags{args: args}
 	fs.StringVar(&f.agent, "agent", "", "agent adapter: "+fmt.Sprint(compose.AgentNames())+" (its command, unless one follows --)")
 	fs.StringVar(&f.image, "image", "", "the agent's image (required)")
 	fs.StringVar(&f.out, "out", "", "output directory (default: ./agentbox-compose)")
@@ -70,6 +75,7 @@ func composeCheck(ctx context.Context, s stdio, f composeFlags) int {
 	for _, a := range p.Accept {
 		o.Accept[a.Code] = a.Reason
 	}
+	start := time.Now().UTC()
 	r, err := check.Files(ctx, f.check, os.Environ(), o)
 	if err != nil {
 		return composeFail(s, err)
@@ -82,10 +88,12 @@ func composeCheck(ctx context.Context, s stdio, f composeFlags) int {
 		return composeFail(s, err)
 	}
 	fmt.Fprintf(s.Out, "%d finding(s).\n", n)
+	code := exitOK
 	if n > 0 {
-		return exitFindings
+		code = exitFindings
 	}
-	return exitOK
+	recordCompose(s, start, f.args, r, nil, code, fmt.Sprintf("--check: %d finding(s) failing", n))
+	return code
 }
 
 // composeWrite renders the project, audits it and writes it.
@@ -98,21 +106,24 @@ func composeWrite(ctx context.Context, s stdio, f composeFlags, cmd []string) in
 	if err != nil {
 		return composeFail(s, err)
 	}
+	start := time.Now().UTC()
 	out, report, err := check.Prepare(ctx, plan, opts, audit.HostHomes("/etc/passwd", s.Getenv("HOME")))
 	if err != nil {
 		return composeFail(s, err)
 	}
-	if len(report.Unaccepted()) > 0 {
+	if n := len(report.Unaccepted()); n > 0 {
 		fmt.Fprintf(s.Err, "agentbox compose: the rendered project fails its own audit; nothing was written:\n")
 		if _, err := check.WriteFindings(s.Err, report); err != nil {
 			return composeFail(s, err)
 		}
+		recordCompose(s, start, f.args, report, out, exitRefused, fmt.Sprintf("refused: %d finding(s) failing; nothing written", n))
 		return exitRefused
 	}
 	res, err := compose.Write(opts.OutDir, out.Files, f.force)
 	if err != nil {
 		return composeFail(s, err)
 	}
+	recordCompose(s, start, f.args, report, out, exitOK, "written to "+opts.OutDir)
 	if err := check.WriteSummary(s.Out, opts.OutDir, out, report, res); err != nil {
 		return composeFail(s, err)
 	}
@@ -206,6 +217,39 @@ func selfBinary() ([]byte, error) {
 		return nil, fmt.Errorf("find the agentbox binary for the gateway image: %w", err)
 	}
 	return os.ReadFile(self)
+}
+
+// recordCompose appends the self-audit, or the --check, to the evidence
+// ledger as an audit record; a ledger that cannot be written is a warning,
+// as for agentbox audit.
+func recordCompose(s stdio, start time.Time, args []string, r audit.Report, out *compose.Output, code int, note string) {
+	rec := ledger.Record{
+		RunID: ledger.NewRunID(), Kind: ledger.KindAudit, Start: start, End: time.Now().UTC(),
+		Command: append([]string{"agentbox", "compose"}, args...), ExitCode: code, Notes: note,
+	}
+	for _, c := range r.Containers {
+		for _, f := range ledgerFindings(c.Findings) {
+			f.Subject = c.Name + ": " + f.Subject
+			rec.Findings = append(rec.Findings, f)
+		}
+	}
+	if out != nil {
+		rec.Agent, rec.PermissionMode = out.Agent, out.Permission.Mode
+		for _, res := range out.Residuals {
+			rec.Residuals = append(rec.Residuals, ledger.Residual{Code: res.Code, Detail: res.Reason})
+		}
+		if sc := out.File(compose.SeccompFile); sc != nil {
+			sum := sha256.Sum256(sc.Data)
+			rec.Digests.Seccomp = "sha256:" + hex.EncodeToString(sum[:])
+		}
+	}
+	d, err := findDirs(s.Getenv)
+	if err == nil {
+		err = d.ledger().Append(rec)
+	}
+	if err != nil {
+		fmt.Fprintf(s.Err, "agentbox compose: warning: ledger: %v\n", err)
+	}
 }
 
 // composeFail prints err and maps it to an exit code: bad input and files

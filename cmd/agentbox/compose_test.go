@@ -8,7 +8,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/ledger"
 )
+
+// testStdio gives a subcommand private state and run directories, so that a
+// test never touches the machine's ledger.
+func testStdio(t *testing.T, stdout, stderr *bytes.Buffer) stdio {
+	state, run := t.TempDir(), t.TempDir()
+	return stdio{Out: stdout, Err: stderr, Getenv: func(k string) string {
+		switch k {
+		case "AGENTBOX_STATE_DIR":
+			return state
+		case "AGENTBOX_RUN_ROOT":
+			return run
+		}
+		return os.Getenv(k)
+	}}
+}
 
 // TestComposeBadInput: every bad invocation exits 2 and writes nothing.
 func TestComposeBadInput(t *testing.T) {
@@ -31,7 +48,7 @@ func TestComposeBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := dispatch(context.Background(), stdio{Out: &stdout, Err: &stderr, Getenv: os.Getenv}, append([]string{"compose"}, tc.args...))
+			code := dispatch(context.Background(), testStdio(t, &stdout, &stderr), append([]string{"compose"}, tc.args...))
 			if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("exit %d, stderr %q; want %d mentioning %q", code, stderr.String(), exitUsage, tc.want)
 			}
@@ -54,7 +71,7 @@ func TestComposeCheck(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	s := stdio{Out: &stdout, Err: &stderr, Getenv: os.Getenv}
+	s := testStdio(t, &stdout, &stderr)
 	if code := dispatch(context.Background(), s, []string{"compose", "--check", "bad.yaml"}); code != exitUsage {
 		t.Errorf("bad file: exit %d, want %d; %s", code, exitUsage, stderr.String())
 	}
@@ -62,5 +79,9 @@ func TestComposeCheck(t *testing.T) {
 	if code != exitFindings || !strings.Contains(stdout.String(), "container-socket-mounted") ||
 		!strings.Contains(stdout.String(), "fix: remove the bind of /var/run/docker.sock from services.agent.volumes") {
 		t.Errorf("fault: exit %d, output:\n%s", code, stdout.String())
+	}
+	recs, _, err := ledger.Open(filepath.Join(s.Getenv("AGENTBOX_STATE_DIR"), ledger.FileName)).List()
+	if err != nil || len(recs) != 1 || recs[0].Kind != ledger.KindAudit || recs[0].ExitCode != exitFindings || len(recs[0].Findings) == 0 {
+		t.Errorf("ledger after --check: %+v, %v", recs, err)
 	}
 }
