@@ -58,8 +58,9 @@ func (r *renderer) gateway() error {
 }
 
 // gatewayConfig is the standalone gateway's config: listen on both networks,
-// take the token from AGENT_GATEWAY_KEY and the agent's real key from its
-// secret, and write the decision log to the container's output. It is checked by loading it back the way the gateway will.
+// take the token from AGENT_GATEWAY_KEY and the real keys from their
+// secrets, route and allow what the policy says, and write the decision log
+// to the container's output. It is checked by loading it back the way the gateway will.
 func (r *renderer) gatewayConfig() ([]byte, error) {
 	cfg := netpolicy.Config{
 		RunID:    "compose",
@@ -67,9 +68,11 @@ func (r *renderer) gatewayConfig() ([]byte, error) {
 		TokenEnv: KeyEnv,
 		LogFile:  "/dev/stdout", // the decision log, one JSON line each: docker compose logs gateway
 	}
-	if k, ok := keyRoutes[r.launch.Agent]; ok {
-		cfg.Upstreams = map[string]netpolicy.Upstream{k.Route: {KeyFile: secretsPath + "/" + k.Secret}}
+	ups, err := r.upstreams()
+	if err != nil {
+		return nil, err
 	}
+	cfg.Upstreams, cfg.Allow = ups, r.plan.Network.Allow
 	b, err := toYAML(cfg)
 	if err != nil {
 		return nil, err

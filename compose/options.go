@@ -50,18 +50,17 @@ const (
 	secretsPath       = "/run/secrets"
 )
 
-// keyRoute is the model route whose real key an agent needs, and the Docker
-// secret that carries it to the gateway.
+// keyRoute is the model route whose real key an agent needs.
 type keyRoute struct {
-	Route, Secret string
+	Route string
 }
 
 // keyRoutes are the agents whose key the project asks for, by adapter name
 // (agents.Detect). Other commands reach the gateway's routes too, but get no
 // key file; add one to gateway.yaml and compose.yaml as for these.
 var keyRoutes = map[string]keyRoute{
-	"codex":  {Route: "openai", Secret: "openai_api_key"},
-	"claude": {Route: "anthropic", Secret: "anthropic_api_key"},
+	"codex":  {Route: "openai"},
+	"claude": {Route: "anthropic"},
 }
 
 // AgentNames lists the agents --agent knows, sorted: those whose real key

@@ -170,10 +170,13 @@ func (r *renderer) project(seccompPath string) error {
 			EgressNetwork:  {},
 		},
 	}
-	if k, ok := keyRoutes[r.launch.Agent]; ok {
-		s := k.Secret
-		p.Secrets = types.Secrets{s: {File: "./" + SecretsDir + "/" + s}}
-		uid, gid := r.o.gatewayIDs()
+	uid, gid := r.o.gatewayIDs()
+	for _, route := range r.keyedRoutes() {
+		s := secretName(route)
+		if p.Secrets == nil {
+			p.Secrets = types.Secrets{}
+		}
+		p.Secrets[s] = types.SecretConfig{File: "./" + SecretsDir + "/" + s}
 		r.out.Files = append(r.out.Files, File{Name: SecretsDir + "/" + s, Mode: 0o600, Secret: true, UID: uid, GID: gid})
 	}
 	b, err := Marshal(p)
@@ -187,13 +190,14 @@ func (r *renderer) project(seccompPath string) error {
 }
 
 func (r *renderer) notes() {
-	if k, ok := keyRoutes[r.launch.Agent]; ok {
-		uid, _ := r.o.gatewayIDs()
+	uid, _ := r.o.gatewayIDs()
+	for _, route := range r.keyedRoutes() {
 		r.out.Notes = append(r.out.Notes, fmt.Sprintf("put the real %s key into %s (created empty, mode 0600, owned by the gateway's uid %d); the gateway does not start while it is empty",
-			k.Route, filepath.Join(r.o.OutDir, SecretsDir, k.Secret), uid))
-	} else {
-		r.out.Notes = append(r.out.Notes, fmt.Sprintf("%s gets no key file: its model requests reach the gateway's openai and anthropic routes without a key unless you add key_file entries to %s and secrets to %s",
-			filepath.Base(r.o.Command[0]), GatewayFile, ComposeFile))
+			route, filepath.Join(r.o.OutDir, SecretsDir, secretName(route)), uid))
+	}
+	if len(r.keyedRoutes()) == 0 {
+		r.out.Notes = append(r.out.Notes, fmt.Sprintf("%s gets no key file: its model requests reach the gateway's routes without a key; name the routes it uses in %s (gateway: {upstreams: {openai: {}}}) and render again to get their key files",
+			filepath.Base(r.o.Command[0]), policy.FileName))
 	}
 	if r.plan.LSM.Kind == policy.LSMAppArmor {
 		r.out.Notes = append(r.out.Notes, fmt.Sprintf("load the AppArmor profile before up: apparmor_parser -r -K %s", filepath.Join(r.o.OutDir, AppArmorFile)))

@@ -11,6 +11,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -213,4 +214,54 @@ func keys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestRenderGatewayPolicy: the policy's allowlist and model routes reach the
+// gateway's config; every route with a key gets a secret; a loopback URL
+// gets a note, a host CA file is refused.
+func TestRenderGatewayPolicy(t *testing.T) {
+	plan := testPlan("/work/project")
+	plan.Network.Allow = []string{"registry.npmjs.org:443"}
+	plan.Gateway.Upstreams = map[string]policy.Upstream{
+		"local":  {URL: "http://127.0.0.1:11434/v1", KeyEnv: "LOCAL_KEY", Models: []string{"qwen"}},
+		"lan":    {URL: "http://192.0.2.10:8000/v1"},
+		"openai": {Models: []string{"gpt-5"}},
+	}
+	out, err := Render(plan, testOptions("/work/project", "claude"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := netpolicy.ParseConfig(GatewayFile, out.File(GatewayFile).Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]netpolicy.Upstream{
+		"anthropic": {KeyFile: "/run/secrets/anthropic_api_key"},
+		"lan":       {URL: "http://192.0.2.10:8000/v1"},
+		"local":     {URL: "http://127.0.0.1:11434/v1", KeyFile: "/run/secrets/local_api_key", Models: []string{"qwen"}},
+		"openai":    {KeyFile: "/run/secrets/openai_api_key", Models: []string{"gpt-5"}},
+	}
+	if d := cmp.Diff(want, cfg.Upstreams); d != "" {
+		t.Errorf("upstreams (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"registry.npmjs.org:443"}, cfg.Allow); d != "" {
+		t.Errorf("allow (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"anthropic_api_key", "local_api_key", "openai_api_key"}, keys(out.Project.Secrets)); d != "" {
+		t.Errorf("secrets (-want +got):\n%s", d)
+	}
+	if n := len(out.Project.Services[GatewayService].Secrets); n != 3 {
+		t.Errorf("the gateway gets %d secrets, want 3", n)
+	}
+	if len(out.Project.Services[AgentService].Secrets) != 0 {
+		t.Error("the agent gets a secret")
+	}
+	if !slices.ContainsFunc(out.Notes, func(n string) bool { return strings.Contains(n, "the local route points at http://127.0.0.1") }) {
+		t.Errorf("no note on the loopback route: %v", out.Notes)
+	}
+	plan.Gateway.Upstreams["lan"] = policy.Upstream{URL: "https://lan.example/v1", CAFile: "/etc/lan-ca.pem"}
+	var in *InputError
+	if _, err := Render(plan, testOptions("/work/project", "claude")); !errors.As(err, &in) || !strings.Contains(err.Error(), "ca_file") {
+		t.Errorf("ca_file: err = %v, want an *InputError", err)
+	}
 }

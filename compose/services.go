@@ -133,8 +133,8 @@ func (r *renderer) gatewayService(seccompPath string) types.ServiceConfig {
 	c.MemLimit, c.MemSwapLimit, c.PidsLimit = GatewayMemory, GatewayMemory, GatewayPids
 	c.Volumes = []types.ServiceVolumeConfig{{Type: types.VolumeTypeBind, Source: "./" + GatewayFile, Target: gatewayConfigPath, ReadOnly: true}}
 	c.Environment = types.MappingWithEquals{KeyEnv: ptr(r.o.Token)}
-	if k, ok := keyRoutes[r.launch.Agent]; ok {
-		c.Secrets = []types.ServiceSecretConfig{{Source: k.Secret}}
+	for _, route := range r.keyedRoutes() {
+		c.Secrets = append(c.Secrets, types.ServiceSecretConfig{Source: secretName(route)})
 	}
 	c.Networks = map[string]*types.ServiceNetworkConfig{SandboxNetwork: nil, EgressNetwork: nil}
 	c.Labels = types.Labels{roleLabel: "gateway"}
