@@ -71,10 +71,7 @@ func composeCheck(ctx context.Context, s stdio, f composeFlags) int {
 	if ws == "" {
 		ws = cwd
 	}
-	o := check.Options{Workspaces: []string{ws}, HomeDirs: audit.HostHomes("/etc/passwd", s.Getenv("HOME")), Accept: map[string]string{}}
-	for _, a := range p.Accept {
-		o.Accept[a.Code] = a.Reason
-	}
+	o := check.Options{Workspaces: []string{ws}, HomeDirs: audit.HostHomes("/etc/passwd", s.Getenv("HOME")), Accept: p.Accept}
 	start := time.Now().UTC()
 	r, err := check.Files(ctx, f.check, os.Environ(), o)
 	if err != nil {

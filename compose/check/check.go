@@ -31,8 +31,9 @@ type Options struct {
 	ReadOnlyPaths []string
 	// HomeDirs are home directories beyond the built-in patterns.
 	HomeDirs []string
-	// Accept maps accepted finding codes to their reasons; nil accepts none.
-	Accept map[string]string
+	// Accept are the accepted findings, each by code and, when its Subject
+	// is set, only for findings whose subject contains it; nil accepts none.
+	Accept []policy.Acceptance
 }
 
 // Services audits the services of a compose project one by one. In each, a
@@ -45,9 +46,10 @@ func Services(cs []audit.Container, o Options) audit.Report {
 	for _, c := range cs {
 		opts := audit.Options{
 			Workspaces: o.Workspaces, ReadOnlyPaths: o.ReadOnlyPaths, HomeDirs: o.HomeDirs,
-			Accept: o.Accept, AllowEnv: tokenVars(c),
+			Accept: byCode(o.Accept), AllowEnv: tokenVars(c),
 		}
 		cr := audit.Audit([]audit.Container{c}, opts).Containers[0]
+		acceptSubjects(cr.Findings, o.Accept)
 		if IsGateway(c) {
 			acceptEgress(cr.Findings)
 		}
@@ -110,7 +112,7 @@ func Prepare(ctx context.Context, plan *policy.Plan, opts compose.Options, homes
 	if err != nil {
 		return nil, audit.Report{}, fmt.Errorf("load the rendered project back: %w", err)
 	}
-	r := Services(cs, Options{Workspaces: []string{plan.Workspace}, ReadOnlyPaths: []string{opts.OutDir}, HomeDirs: homes, Accept: accepted(plan)})
+	r := Services(cs, Options{Workspaces: []string{plan.Workspace}, ReadOnlyPaths: []string{opts.OutDir}, HomeDirs: homes, Accept: plan.Accepted})
 	relocate(&r, staging, opts.OutDir)
 	return out, r, nil
 }
@@ -133,13 +135,28 @@ func relocate(r *audit.Report, from, to string) {
 	}
 }
 
-// accepted is the plan's accepted findings by code.
-func accepted(plan *policy.Plan) map[string]string {
+// byCode is the acceptances that hold for every subject, by code, as the
+// audit takes them.
+func byCode(as []policy.Acceptance) map[string]string {
 	m := map[string]string{}
-	for _, a := range plan.Accepted {
-		m[a.Code] = a.Reason
+	for _, a := range as {
+		if a.Subject == "" {
+			m[a.Code] = a.Reason
+		}
 	}
 	return m
+}
+
+// acceptSubjects marks the findings an acceptance narrowed to a subject
+// covers: same code, subject containing the acceptance's.
+func acceptSubjects(fs []audit.Finding, as []policy.Acceptance) {
+	for i := range fs {
+		for _, a := range as {
+			if a.Subject != "" && !fs[i].Accepted && fs[i].Code == a.Code && strings.Contains(fs[i].Subject, a.Subject) {
+				fs[i].Accepted, fs[i].AcceptedReason = true, a.Reason
+			}
+		}
+	}
 }
 
 // Files loads a compose project from files (merged in order, as

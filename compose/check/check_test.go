@@ -120,10 +120,15 @@ func TestPrepareRefuses(t *testing.T) {
 	if !codes[audit.CodeSecretInEnv] || !codes[audit.CodeExtraWritable] || len(codes) != 2 {
 		t.Errorf("failing codes %v, want secret-in-environment and extra-writable-mount", codes)
 	}
-	plan.Accepted = []policy.Acceptance{{Code: audit.CodeExtraWritable, Reason: "a build cache"}}
-	_, r, _ = Prepare(context.Background(), plan, testOptions(ws, "codex"), nil)
-	if n := len(r.Unaccepted()); n != 1 {
-		t.Errorf("with the bind accepted, %d findings fail, want 1", n)
+	for _, tc := range []struct {
+		subject string
+		fail    int
+	}{{"", 1}, {extra, 1}, {"/elsewhere", 2}} {
+		plan.Accepted = []policy.Acceptance{{Code: audit.CodeExtraWritable, Subject: tc.subject, Reason: "a build cache"}}
+		_, r, _ = Prepare(context.Background(), plan, testOptions(ws, "codex"), nil)
+		if n := len(r.Unaccepted()); n != tc.fail {
+			t.Errorf("extra-writable-mount accepted for subject %q: %d findings fail, want %d", tc.subject, n, tc.fail)
+		}
 	}
 }
 
