@@ -28,9 +28,13 @@ var PlanArgv = []string{"/bin/sh"}
 //   - no user namespace: the agent's ids are host ids (Docker without
 //     userns-remap), so MapIDs maps each id to itself;
 //   - the OCI runtime is the engine's: one that is not installed on this
-//     host is not an error.
+//     host is not an error;
+//   - no gateway socket: the gateway is a service of the project;
+//   - where AppArmor is enabled, agentbox's profile is used: the project
+//     carries it, and whoever starts the project loads it first.
 func PlanHost(h policy.Host) policy.Host {
-	h.InitPath = ""
+	h.InitPath, h.GatewaySocket = "", ""
+	h.AppArmorReady = h.AppArmor
 	h.CanLimit, h.LimitReason = true, ""
 	h.RootlessSingle = false
 	h.Terminal = false

@@ -28,6 +28,11 @@ func TestPlanHostResolves(t *testing.T) {
 	if plan.Init != "" || plan.Limits == nil || plan.Limits.MemoryBytes != 1<<30 || plan.Limits.Pids != 64 {
 		t.Fatalf("plan: init %q limits %+v", plan.Init, plan.Limits)
 	}
+	aa := h
+	aa.AppArmor = true
+	if p, err := policy.Resolve(policy.Policy{}, PlanArgv, PlanHost(aa), ""); err != nil || p.LSM.Kind != policy.LSMAppArmor {
+		t.Errorf("with AppArmor enabled the plan chose %+v (%v), want agentbox's profile", p.LSM, err)
+	}
 	out, err := Render(plan, testOptions(ws, "codex"))
 	if err != nil {
 		t.Fatal(err)
