@@ -11,7 +11,10 @@ import (
 
 func loadSpec(t *testing.T) *specs.Spec {
 	t.Helper()
-	data, err := os.ReadFile("testdata/spec.json") // `agentbox spec -- /usr/bin/true`, seccomp rules cut to two
+	// `agentbox spec -- /usr/bin/true` with its seccomp rules cut to two, the
+	// workspace and init paths made neutral, and the loopback hook that
+	// earlier specs had, so that removing hooks stays tested.
+	data, err := os.ReadFile("testdata/spec.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +30,7 @@ func loadSpec(t *testing.T) *specs.Spec {
 // and in nothing else.
 func TestBaselineSpecChangesOnlyAgentboxParts(t *testing.T) {
 	orig := loadSpec(t)
-	got, changes, err := baselineSpec(orig, []string{"/usr/bin/true"}, "/agentbox-bench/b1")
+	got, created, changes, err := baselineSpec(orig, []string{"/usr/bin/true"}, "/agentbox-bench/b1", "/bench/standins")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +40,9 @@ func TestBaselineSpecChangesOnlyAgentboxParts(t *testing.T) {
 	want.Linux.CgroupsPath = "/agentbox-bench/b1"
 	var mounts []specs.Mount
 	for _, m := range want.Mounts {
+		if m.Destination == "/run/agentbox/gateway.sock" {
+			m.Source = "/bench/standins/gateway.sock"
+		}
 		if m.Destination != "/.agentbox/init" {
 			mounts = append(mounts, m)
 		}
@@ -51,9 +57,13 @@ func TestBaselineSpecChangesOnlyAgentboxParts(t *testing.T) {
 	if d := cmp.Diff(loadSpec(t), orig); d != "" {
 		t.Errorf("baselineSpec changed its input (-want +got):\n%s", d)
 	}
+	if d := cmp.Diff([]string{"/bench/standins/gateway.sock"}, created); d != "" {
+		t.Errorf("stand-ins (-want +got):\n%s", d)
+	}
 	wantChanges := []string{
 		`process ["/usr/bin/true"] instead of ["/.agentbox/init"]`,
 		"no bind of /opt/agentbox/bin/agentbox-init at /.agentbox/init",
+		"/run/agentbox/gateway.sock bound from an empty stand-in file instead of /run/agentbox/runs/RUN_ID/gateway/gateway.sock",
 		"no hooks",
 		"cgroup /agentbox-bench/b1 instead of /agentbox/RUN_ID",
 	}
@@ -70,7 +80,7 @@ func TestBaselineSpecRefusesIncompleteSpecs(t *testing.T) {
 		"no linux":   {Process: &specs.Process{Args: []string{"/init"}}, Root: &specs.Root{Path: "rootfs"}},
 		"no root":    {Process: &specs.Process{Args: []string{"/init"}}, Linux: &specs.Linux{}},
 	} {
-		if _, _, err := baselineSpec(s, []string{"/usr/bin/true"}, "/x"); err == nil {
+		if _, _, _, err := baselineSpec(s, []string{"/usr/bin/true"}, "/x", "/s"); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

@@ -116,12 +116,13 @@ func (b *launchBench) setup() error {
 	if err != nil {
 		return err
 	}
-	base, changes, err := baselineSpec(s, []string{"/usr/bin/true"}, "/agentbox-bench/"+b.runtime)
+	standins := filepath.Join(b.work, "standins-"+b.runtime)
+	base, created, changes, err := baselineSpec(s, []string{"/usr/bin/true"}, "/agentbox-bench/"+b.runtime, standins)
 	if err != nil {
 		return err
 	}
 	b.changes = changes
-	if err := writeBaseline(b.bundle, base); err != nil {
+	if err := writeBaseline(b.bundle, base, created); err != nil {
 		return fmt.Errorf("write baseline bundle: %w", err)
 	}
 	if _, _, err := b.runAgentbox(); err != nil {

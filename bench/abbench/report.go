@@ -8,21 +8,6 @@ import (
 	"time"
 )
 
-// stepGroups sort agentbox's traced steps into the phases the README
-// names. A step not listed here is counted under "other".
-var stepGroups = []struct {
-	name  string
-	steps []string
-}{
-	{"plan", []string{"policy", "host", "gc", "run directory", "ids", "plan", "render", "audit"}},
-	{"bundle", []string{"bundle", "lsm", "workspace grant", "init channel"}},
-	{"runtime create", []string{"create", "configure init"}},
-	{"self-test", []string{"env canary", "canaries", "self-test"}},
-	{"runtime start", []string{"start"}},
-	{"agent", []string{"hand over", "agent"}},
-	{"teardown", []string{"teardown"}},
-}
-
 // launchReport is the text of one A/B section and its summary rows.
 type launchReport struct {
 	text string
@@ -82,30 +67,50 @@ func (b *launchBench) writeMedians(w *strings.Builder, full, noST, base sample) 
 func (b *launchBench) writeSteps(w *strings.Builder, pairs []pair) {
 	fmt.Fprintf(w, "where agentbox's time goes (AGENTBOX_TRACE=1, median over %d launches):\n", len(pairs))
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	grouped := map[string]bool{}
-	for _, g := range stepGroups {
-		want := map[string]bool{}
-		for _, s := range g.steps {
-			want[s], grouped[s] = true, true
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", g.name, ms(medianOf(pairs, func(p pair) time.Duration { return stepTimes(p.steps, want) })), strings.Join(g.steps, ", "))
+	members := map[string][]string{}
+	for i, p := range phase(pairs[0].steps) {
+		members[p] = append(members[p], labelled(pairs[0].steps)[i].name)
 	}
-	other := medianOf(pairs, func(p pair) time.Duration { return stepTotal(p.steps) - stepTimes(p.steps, grouped) })
-	if other > 0 {
-		fmt.Fprintf(tw, "  other\t%s\t(steps this report does not know)\n", ms(other))
+	for _, ph := range phases {
+		if len(members[ph]) == 0 {
+			continue
+		}
+		d := medianOf(pairs, func(p pair) time.Duration { return phaseTime(p.steps, ph) })
+		fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", ph, ms(d), strings.Join(members[ph], ", "))
 	}
 	fmt.Fprintf(tw, "  outside the steps\t%s\t(process start-up and exit, ids release, record and ledger append)\n", ms(medianOf(pairs, func(p pair) time.Duration { return p.agentbox - stepTotal(p.steps) })))
 	tw.Flush()
 	fmt.Fprintf(w, "  calibration, same loop: `agentbox help` (process start-up and exit alone) %s; one runtime call that does nothing (`%s state` of no container) %s\n",
 		ms(medianOf(pairs, func(p pair) time.Duration { return p.abStart })), b.runtime, ms(medianOf(pairs, func(p pair) time.Duration { return p.rtCall })))
 	fmt.Fprintf(w, "  every step:")
-	for i, s := range pairs[0].steps {
+	for i, s := range labelled(pairs[0].steps) {
 		if i%6 == 0 {
 			fmt.Fprintf(w, "\n   ")
 		}
-		fmt.Fprintf(w, " %s %s;", s.name, ms(medianOf(pairs, func(p pair) time.Duration { return stepTimes(p.steps, map[string]bool{s.name: true}) })))
+		fmt.Fprintf(w, " %s %s;", s.name, ms(medianOf(pairs, func(p pair) time.Duration { return labelTime(p.steps, s.name) })))
 	}
 	fmt.Fprintln(w)
+}
+
+// phaseTime is the time of one launch's steps in phase ph.
+func phaseTime(steps []step, ph string) time.Duration {
+	var d time.Duration
+	for i, p := range phase(steps) {
+		if p == ph {
+			d += steps[i].d
+		}
+	}
+	return d
+}
+
+// labelTime is the time of the step labelled label (see labelled).
+func labelTime(steps []step, label string) time.Duration {
+	for _, s := range labelled(steps) {
+		if s.name == label {
+			return s.d
+		}
+	}
+	return 0
 }
 
 func medianOf(pairs []pair, f func(pair) time.Duration) time.Duration {

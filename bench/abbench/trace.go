@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -69,4 +70,71 @@ func stepTotal(steps []step) time.Duration {
 		d += s.d
 	}
 	return d
+}
+
+// labelled returns the steps keyed by name, a repeated name getting its
+// occurrence ("agent", then "agent #2": the adapter step early in the
+// plan and the wait for the agent share the name), in order.
+func labelled(steps []step) []step {
+	seen := map[string]int{}
+	out := make([]step, len(steps))
+	for i, s := range steps {
+		seen[s.name]++
+		out[i] = s
+		if k := seen[s.name]; k > 1 {
+			out[i].name = fmt.Sprintf("%s #%d", s.name, k)
+		}
+	}
+	return out
+}
+
+// Phases of a launch, in the words of the README.
+const (
+	phasePlan     = "plan"
+	phaseBundle   = "bundle"
+	phaseCreate   = "runtime create"
+	phaseSelfTest = "self-test"
+	phaseStart    = "runtime start"
+	phaseAgent    = "agent"
+	phaseTeardown = "teardown"
+	phaseOther    = "other"
+)
+
+// phases is the order the report prints them in.
+var phases = []string{phasePlan, phaseBundle, phaseCreate, phaseSelfTest, phaseStart, phaseAgent, phaseTeardown, phaseOther}
+
+var phaseOf = map[string]string{
+	"bundle": phaseBundle, "lsm": phaseBundle, "workspace grant": phaseBundle, "init channel": phaseBundle,
+	"create": phaseCreate, "configure init": phaseCreate,
+	"start":     phaseStart,
+	"hand over": phaseAgent,
+	"teardown":  phaseTeardown,
+}
+
+// phase sorts each step into a phase. The self-test's own steps are
+// self-test wherever they are; a step named in phaseOf goes there; any
+// other step before the runtime's create is planning (policy, host, the
+// gateway's start, ids, the agent adapter, render, audit, and steps added
+// later), and the agent's run is the step after "hand over".
+func phase(steps []step) []string {
+	out := make([]string, len(steps))
+	created, handedOver := false, false
+	for i, s := range steps {
+		p, known := phaseOf[s.name]
+		switch {
+		case selfTestSteps[s.name]:
+			p = phaseSelfTest
+		case known:
+		case !created:
+			p = phasePlan
+		case handedOver && s.name == "agent":
+			p = phaseAgent
+		default:
+			p = phaseOther
+		}
+		created = created || s.name == "create"
+		handedOver = handedOver || s.name == "hand over"
+		out[i] = p
+	}
+	return out
 }

@@ -40,3 +40,30 @@ agentbox run: create: crun create: unknown version specified
 // near compares durations parsed from two-decimal milliseconds, which
 // float rounding may leave a nanosecond off.
 func near(a, b time.Duration) bool { return (a - b).Abs() <= time.Microsecond }
+
+func TestPhase(t *testing.T) {
+	names := []string{
+		"policy", "env canary", "host", "gc", "run directory", "gateway", "ids", "plan", "agent", "render", "audit",
+		"bundle", "lsm", "workspace grant", "canaries", "init channel", "create", "configure init", "start",
+		"self-test", "hand over", "agent", "teardown", "something new",
+	}
+	steps := make([]step, len(names))
+	for i, n := range names {
+		steps[i] = step{name: n}
+	}
+	want := []string{
+		"plan", "self-test", "plan", "plan", "plan", "plan", "plan", "plan", "plan", "plan", "plan",
+		"bundle", "bundle", "bundle", "self-test", "bundle", "runtime create", "runtime create", "runtime start",
+		"self-test", "agent", "agent", "teardown", "other",
+	}
+	if d := cmp.Diff(want, phase(steps)); d != "" {
+		t.Errorf("phase (-want +got):\n%s", d)
+	}
+	var got []string
+	for _, s := range labelled(steps) {
+		got = append(got, s.name)
+	}
+	if got[8] != "agent" || got[21] != "agent #2" || got[0] != "policy" {
+		t.Errorf("labelled: %q", got)
+	}
+}
