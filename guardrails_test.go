@@ -13,6 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/netpolicy"
+	"github.com/agentbox/agentbox/policy"
 )
 
 const module = "github.com/agentbox/agentbox/"
@@ -70,6 +73,8 @@ var forbidden = map[string][]string{
 	"userns":  {module + "policy", module + "spec", module + "engine"},
 	"seccomp": {module + "policy", module + "spec", module + "engine"},
 	"engine":  {module + "audit", module + "selftest", module + "spec"},
+	// Renderers render; the audit of a rendered project is compose/check.
+	"compose": {module + "audit", module + "engine", "os/exec"},
 }
 
 func TestPipelineImportDirection(t *testing.T) {
@@ -90,6 +95,14 @@ func TestPipelineImportDirection(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Constants that two packages must agree on, without one importing the
+// other against the pipeline's direction.
+func TestSharedConstantsAgree(t *testing.T) {
+	if policy.GatewaySocket != netpolicy.SandboxSocket {
+		t.Errorf("policy binds the gateway at %s, the gateway expects %s", policy.GatewaySocket, netpolicy.SandboxSocket)
 	}
 }
 

@@ -110,6 +110,17 @@ func secretShape(v string) string {
 	return ""
 }
 
+// GatewayTokenPrefix begins every per-run token of agentbox's gateway
+// (netpolicy.TokenPrefix): a key for the gateway alone, revoked when the
+// sandbox ends, which is what the agent is meant to hold instead of a real
+// key. A variable whose whole value is such a token is the gateway's own
+// key, whatever its name.
+const GatewayTokenPrefix = "agentbox-gw-"
+
+var gatewayTokenRe = regexp.MustCompile(`^` + GatewayTokenPrefix + `[A-Za-z0-9_-]{20,}$`)
+
+func gatewayToken(v string) bool { return gatewayTokenRe.MatchString(v) }
+
 func allowed(name string, o *Options) bool {
 	for _, a := range o.AllowEnv {
 		if a == name {
@@ -124,7 +135,7 @@ func allowed(name string, o *Options) bool {
 func checkSecretEnv(c *Container, o *Options) []Finding {
 	var out []Finding
 	for _, e := range c.Env {
-		if allowed(e.Name, o) || engineEnv[strings.ToUpper(e.Name)] {
+		if allowed(e.Name, o) || engineEnv[strings.ToUpper(e.Name)] || gatewayToken(e.Value) {
 			continue
 		}
 		detail := ""
