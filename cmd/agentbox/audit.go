@@ -76,8 +76,10 @@ func runAudit(ctx context.Context, io stdio, args []string) int {
 // ones included. A ledger that cannot be written is a warning, not a
 // different audit result.
 func recordAudit(io stdio, start time.Time, targets []string, r audit.Report, code int) {
-	rec := ledger.Record{RunID: ledger.NewRunID(), Kind: ledger.KindAudit, Start: start, End: time.Now().UTC(),
-		Command: append([]string{"agentbox", "audit"}, targets...), ExitCode: code}
+	rec := ledger.Record{
+		RunID: ledger.NewRunID(), Kind: ledger.KindAudit, Start: start, End: time.Now().UTC(),
+		Command: append([]string{"agentbox", "audit"}, targets...), ExitCode: code,
+	}
 	for _, c := range r.Containers {
 		for _, f := range ledgerFindings(c.Findings) {
 			f.Subject = c.Name + ": " + f.Subject

@@ -106,9 +106,11 @@ func (l *launch) rootlessIDs() error {
 		if err != nil {
 			return err
 		}
-		l.ids.userNS = &engine.UserNS{Helper: self, UID: l.host.EUID, GID: l.host.EGID,
+		l.ids.userNS = &engine.UserNS{
+			Helper: self, UID: l.host.EUID, GID: l.host.EGID,
 			SubUID: engine.IDRange{Start: subU[0].Start, Count: subU[0].Count},
-			SubGID: engine.IDRange{Start: subG[0].Start, Count: subG[0].Count}}
+			SubGID: engine.IDRange{Start: subG[0].Start, Count: subG[0].Count},
+		}
 	}
 	l.host.MapIDs = l.rootlessMapper()
 	return nil

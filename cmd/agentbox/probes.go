@@ -144,7 +144,9 @@ func landlockPlan(p *policy.Plan, gateway bool) *selftest.LandlockPlan {
 		return nil
 	}
 	paths := []selftest.LandlockPath{
-		{Path: "/etc"}, {Path: "/proc"}, {Path: "/sys", Optional: true},
+		{Path: "/etc"},
+		{Path: "/proc"},
+		{Path: "/sys", Optional: true},
 		{Path: "/dev", Write: true, IoctlDev: true},
 	}
 	for link := range p.Rootfs.Symlinks {
