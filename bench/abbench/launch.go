@@ -37,13 +37,14 @@ type launchBench struct {
 	agentboxErr, baselineErr string
 }
 
-// pair holds one iteration of both sides, and of the two calibration
+// pair holds one iteration of both sides, and of the calibration
 // commands: one runtime CLI call that does nothing (`RUNTIME state` of no
-// container) and the agentbox process alone (`agentbox help`).
+// container), the agentbox process alone (`agentbox help`) and the
+// agentbox-init process alone (`agentbox-init --list`).
 type pair struct {
-	agentbox, baseline time.Duration
-	steps              []step
-	rtCall, abStart    time.Duration
+	agentbox, baseline         time.Duration
+	steps                      []step
+	rtCall, abStart, initStart time.Duration
 }
 
 func runLaunch(args []string) error {
@@ -189,6 +190,10 @@ func (b *launchBench) loop() ([]pair, error) {
 		sides = append(sides,
 			func() error { p.rtCall = timeCmd(b.rtPath, "--root", b.state, "state", "abbench-none"); return nil },
 			func() error { p.abStart = timeCmd(b.agentbox, "help"); return nil },
+			func() error {
+				p.initStart = timeCmd(filepath.Join(filepath.Dir(b.agentbox), "agentbox-init"), "--list")
+				return nil
+			},
 		)
 		for _, side := range sides {
 			if err := side(); err != nil {
