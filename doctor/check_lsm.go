@@ -7,9 +7,11 @@ import (
 
 func checkLSMActive(f *Facts) []Result {
 	if !f.LSM.Known {
-		return []Result{{ID: "lsm-active", Status: Unknown,
+		return []Result{{
+			ID: "lsm-active", Status: Unknown,
 			Detail: "securityfs is not mounted, so /sys/kernel/security/lsm cannot say which LSMs are active",
-			Fix:    "mount -t securityfs securityfs /sys/kernel/security"}}
+			Fix:    "mount -t securityfs securityfs /sys/kernel/security",
+		}}
 	}
 	return []Result{{ID: "lsm-active", Status: Pass, Detail: "active LSMs: " + strings.Join(f.LSM.Active, ",")}}
 }

@@ -16,13 +16,17 @@ func checkRuntimes(f *Facts) []Result {
 	}
 	switch {
 	case len(names) == 0:
-		out = append(out, Result{ID: "runtime-" + defaultRuntime, Status: Fail, Layer: LayerRuntime,
+		out = append(out, Result{
+			ID: "runtime-" + defaultRuntime, Status: Fail, Layer: LayerRuntime,
 			Detail: "no OCI runtime found on PATH (runc, crun or runsc): agentbox cannot start a sandbox",
-			Fix:    installCommand(f.OS, defaultRuntime)})
+			Fix:    installCommand(f.OS, defaultRuntime),
+		})
 	case !contains(names, defaultRuntime):
-		out = append(out, Result{ID: "runtime-" + defaultRuntime, Status: Warn, Layer: LayerRuntime,
+		out = append(out, Result{
+			ID: "runtime-" + defaultRuntime, Status: Warn, Layer: LayerRuntime,
 			Detail: fmt.Sprintf("runc, the default runtime, is not installed; %s is: runs need runtime: %s in agentbox.yaml (or --runtime %s)", names[0], names[0], names[0]),
-			Fix:    installCommand(f.OS, defaultRuntime)})
+			Fix:    installCommand(f.OS, defaultRuntime),
+		})
 	}
 	return out
 }

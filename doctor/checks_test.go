@@ -18,10 +18,14 @@ func healthyFacts() *Facts {
 		Kernel: "6.12.48-amd64",
 		UserNS: UserNSFacts{Max: Sysctl{true, "63000"}, CreateRan: true},
 		IDs:    IDFacts{Source: userns.SourceBuiltin, NewIDMap: true, FreeStart: 100000},
-		Seccomp: SeccompFacts{Mode: "0", ActionsRead: true,
-			Actions: []string{"kill_process", "kill_thread", "trap", "errno", "user_notif", "trace", "log", "allow"}},
-		LSM: LSMFacts{Known: true, Active: []string{"lockdown", "capability", "landlock", "yama", "apparmor"},
-			AppArmor: apparmor.Status{Enabled: true}, Parser: "/usr/sbin/apparmor_parser", LandlockABI: 6},
+		Seccomp: SeccompFacts{
+			Mode: "0", ActionsRead: true,
+			Actions: []string{"kill_process", "kill_thread", "trap", "errno", "user_notif", "trace", "log", "allow"},
+		},
+		LSM: LSMFacts{
+			Known: true, Active: []string{"lockdown", "capability", "landlock", "yama", "apparmor"},
+			AppArmor: apparmor.Status{Enabled: true}, Parser: "/usr/sbin/apparmor_parser", LandlockABI: 6,
+		},
 		Cgroup:   CgroupFacts{Mode: "v2", CanLimit: true},
 		Runtimes: []RuntimeFacts{{Name: "runc", Path: "/usr/sbin/runc", Version: "1.3.6"}},
 		SelfTest: SelfTestFacts{Ran: true, Result: SelfTestResult{RunID: "r1", Probes: []ledger.Probe{
@@ -34,8 +38,10 @@ func healthyFacts() *Facts {
 // rootless turns healthyFacts into an ordinary user's host.
 func rootless(f *Facts) {
 	f.User = UserFacts{EUID: 1000, Name: "ana", GID: 1000, Home: "/home/ana"}
-	f.IDs = IDFacts{Mode: userns.RootlessSubIDs, NewIDMap: true, FreeStart: 165536,
-		SubUIDs: []userns.SubIDEntry{{Owner: "ana", Start: 100000, Count: 65536}}}
+	f.IDs = IDFacts{
+		Mode: userns.RootlessSubIDs, NewIDMap: true, FreeStart: 165536,
+		SubUIDs: []userns.SubIDEntry{{Owner: "ana", Start: 100000, Count: 65536}},
+	}
 }
 
 func TestChecks(t *testing.T) {
@@ -111,8 +117,10 @@ func TestChecks(t *testing.T) {
 		{"self-test without probes", func(f *Facts) { f.SelfTest.Result.Probes = nil }, "selftest", Unknown, "", "agentbox selftest"},
 		{"container marker only", func(f *Facts) { f.Container.Markers = []string{"/.dockerenv exists"} }, "container", Unknown, "", "systemd-detect-virt --container"},
 		{"world-writable docker socket", func(f *Facts) {
-			f.Docker = DockerFacts{Installed: true, Socket: "/var/run/docker.sock", SocketFound: true, SocketMode: "0666", SocketOwner: "root", SocketGroup: "docker",
-				ConfigFound: true, Config: DaemonConfig{UsernsRemap: "default", NoNewPrivileges: true, LiveRestore: true}}
+			f.Docker = DockerFacts{
+				Installed: true, Socket: "/var/run/docker.sock", SocketFound: true, SocketMode: "0666", SocketOwner: "root", SocketGroup: "docker",
+				ConfigFound: true, Config: DaemonConfig{UsernsRemap: "default", NoNewPrivileges: true, LiveRestore: true},
+			}
 		}, "docker-socket", Warn, "", "chmod 660 /var/run/docker.sock"},
 		{"unreadable daemon.json", func(f *Facts) {
 			f.Docker = DockerFacts{Installed: true, ConfigFound: true, ConfigErr: "invalid character"}

@@ -67,13 +67,15 @@ func TestFixedUpstream(t *testing.T) {
 }
 
 func TestJudgeCVE(t *testing.T) {
-	entry := CVEEntry{Runtime: "runc", ID: "CVE-2099-0001", Severity: "high", Summary: "a flaw", Introduced: "1.0.0-rc93",
+	entry := CVEEntry{
+		Runtime: "runc", ID: "CVE-2099-0001", Severity: "high", Summary: "a flaw", Introduced: "1.0.0-rc93",
 		Fixed: []string{"1.1.12"}, Sources: []string{"https://example.invalid/advisory"},
 		Distros: []DistroFix{
 			{OS: "debian", VersionID: "12", Package: "runc", Fixed: "1.1.5+ds1-1+deb12u1", Source: "https://example.invalid/dsa"},
 			{OS: "fedora", VersionID: "39", Package: "runc", Fixed: "2:1.1.8-2.fc39", Source: "https://example.invalid/fedora"},
 			{OS: "ubuntu", VersionID: "22.04", Package: "runc", UnfixedThrough: "1.1.4-0ubuntu1~22.04.3", Source: "https://example.invalid/usn"},
-		}}
+		},
+	}
 	deb12 := OSRelease{ID: "debian", VersionID: "12"}
 	fc39 := OSRelease{ID: "fedora", VersionID: "39"}
 	jammy := OSRelease{ID: "ubuntu", VersionID: "22.04"}

@@ -84,8 +84,10 @@ func verdict(rs []Result, res []Residual) Verdict {
 	}
 	switch {
 	case len(blocking) > 0:
-		return Verdict{Status: VerdictCannot, Blocking: blocking,
-			Summary: fmt.Sprintf("this host cannot provide agentbox's boundary: %d check(s) fail or cannot be decided (%s)", len(blocking), strings.Join(blocking, ", "))}
+		return Verdict{
+			Status: VerdictCannot, Blocking: blocking,
+			Summary: fmt.Sprintf("this host cannot provide agentbox's boundary: %d check(s) fail or cannot be decided (%s)", len(blocking), strings.Join(blocking, ", ")),
+		}
 	case len(res) > 0:
 		var codes []string
 		for _, r := range res {

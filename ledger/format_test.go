@@ -8,10 +8,14 @@ import (
 )
 
 func TestWriteTable(t *testing.T) {
-	audit := Record{RunID: "20251129T080000.000Z-00000002", Kind: KindAudit, Start: t0.Add(16 * time.Minute),
-		Command: []string{"audit", "compose.yaml"}, ExitCode: 1, Findings: []Finding{{Code: "host-network-mode"}}}
-	long := Record{RunID: "20251129T090000.000Z-00000003", Kind: KindRun, Start: t0.Add(time.Hour),
-		Command: []string{"sh", "-c", "echo 'a very long command line that will not fit' && $HOME"}, ExitCode: 130}
+	audit := Record{
+		RunID: "20251129T080000.000Z-00000002", Kind: KindAudit, Start: t0.Add(16 * time.Minute),
+		Command: []string{"audit", "compose.yaml"}, ExitCode: 1, Findings: []Finding{{Code: "host-network-mode"}},
+	}
+	long := Record{
+		RunID: "20251129T090000.000Z-00000003", Kind: KindRun, Start: t0.Add(time.Hour),
+		Command: []string{"sh", "-c", "echo 'a very long command line that will not fit' && $HOME"}, ExitCode: 130,
+	}
 	gc := Record{RunID: "20251129T100000.000Z-00000004", Kind: KindGC, Start: t0.Add(2 * time.Hour)}
 	var b bytes.Buffer
 	if err := WriteTable(&b, []Record{fullRecord(), audit, long, gc}); err != nil {
@@ -48,8 +52,10 @@ func TestWriteRecordReportsWriteError(t *testing.T) {
 }
 
 func TestWriteRecordEscapesControlCharacters(t *testing.T) {
-	r := Record{RunID: "r1", Kind: KindAudit, Start: t0, Notes: "line\x1b]0;owned\x07\nnext\ttab",
-		Findings: []Finding{{Code: "x\x1b[2J", Severity: "high"}}}
+	r := Record{
+		RunID: "r1", Kind: KindAudit, Start: t0, Notes: "line\x1b]0;owned\x07\nnext\ttab",
+		Findings: []Finding{{Code: "x\x1b[2J", Severity: "high"}},
+	}
 	var b bytes.Buffer
 	if err := WriteRecord(&b, r); err != nil {
 		t.Fatal(err)

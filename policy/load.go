@@ -163,9 +163,11 @@ func checkMapping(src Source, n *yaml.Node, t reflect.Type, path string) error {
 		p := joinPath(path, key.Value)
 		f, ok := fields[key.Value]
 		if !ok {
-			return &InputError{File: src.File, Line: key.Line, Field: p,
+			return &InputError{
+				File: src.File, Line: key.Line, Field: p,
 				Msg: fmt.Sprintf("unknown key %q", key.Value),
-				Fix: "known keys here: " + strings.Join(sortedKeys(fields), ", ")}
+				Fix: "known keys here: " + strings.Join(sortedKeys(fields), ", "),
+			}
 		}
 		src.Lines[p] = key.Line
 		if err := checkKeys(src, val, f.Type, p); err != nil {

@@ -281,10 +281,13 @@ func TestResolveLSM(t *testing.T) {
 		want     LSM
 		residual string
 	}{
-		{"selinux", func(h *Host) {
-			h.SELinux, h.SELinuxLabels = true, [2]string{"system_u:system_r:container_t:s0:c1,c2", "system_u:object_r:container_file_t:s0:c1,c2"}
+		{
+			"selinux", func(h *Host) {
+				h.SELinux, h.SELinuxLabels = true, [2]string{"system_u:system_r:container_t:s0:c1,c2", "system_u:object_r:container_file_t:s0:c1,c2"}
+			},
+			LSM{Kind: LSMSELinux, ProcessLabel: "system_u:system_r:container_t:s0:c1,c2", MountLabel: "system_u:object_r:container_file_t:s0:c1,c2"},
+			"",
 		},
-			LSM{Kind: LSMSELinux, ProcessLabel: "system_u:system_r:container_t:s0:c1,c2", MountLabel: "system_u:object_r:container_file_t:s0:c1,c2"}, ""},
 		{"apparmor as root", func(h *Host) { h.AppArmor, h.AppArmorReady = true, true }, LSM{Kind: LSMAppArmor, AppArmorProfile: AppArmorProfile}, ""},
 		{"apparmor profile missing", func(h *Host) { h.AppArmor = true }, LSM{Kind: LSMNone}, "apparmor-profile-not-loaded"},
 		{"neither", func(*Host) {}, LSM{Kind: LSMNone}, "lsm-unavailable"},

@@ -36,9 +36,13 @@ func confinedHelper() int {
 	steps := []struct {
 		name string
 		fn   func() error
-	}{{"lo up", loUp}, {"drop bounding set", dropBoundingSet}, {"drop ids", dropIDs},
+	}{
+		{"lo up", loUp},
+		{"drop bounding set", dropBoundingSet},
+		{"drop ids", dropIDs},
 		{"no_new_privs", func() error { return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }},
-		{"seccomp", installSeccomp}}
+		{"seccomp", installSeccomp},
+	}
 	for _, s := range steps {
 		if err := s.fn(); err != nil {
 			return fail(s.name, err)
@@ -103,8 +107,10 @@ func installSeccomp() error {
 	const ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
 	const allow, errno = 0x7fff0000, 0x00050000
 	prog := []unix.SockFilter{{Code: ld, K: 4}, {Code: jeq, Jt: 1, K: arch}, {Code: ret, K: allow}, {Code: ld, K: 0}}
-	for _, nr := range []uint32{unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_PERF_EVENT_OPEN,
-		unix.SYS_USERFAULTFD, unix.SYS_IO_URING_SETUP, unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV} {
+	for _, nr := range []uint32{
+		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_PERF_EVENT_OPEN,
+		unix.SYS_USERFAULTFD, unix.SYS_IO_URING_SETUP, unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV,
+	} {
 		prog = append(prog, unix.SockFilter{Code: jeq, Jf: 1, K: nr}, unix.SockFilter{Code: ret, K: errno | uint32(unix.EPERM)})
 	}
 	prog = append(prog,

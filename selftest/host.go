@@ -112,8 +112,10 @@ func VerifyHost(procRoot string, pid int, host HostState) []Result {
 	out := make([]Result, 0, len(checks))
 	for _, c := range checks {
 		o := c.run()
-		r := Result{Probe: c.name, Target: o.target, Expect: Deny, Decision: o.decision,
-			Observed: o.observed, RunID: host.RunID, Detail: o.detail}
+		r := Result{
+			Probe: c.name, Target: o.target, Expect: Deny, Decision: o.decision,
+			Observed: o.observed, RunID: host.RunID, Detail: o.detail,
+		}
 		r.Evidence = r.Digest()
 		out = append(out, r)
 	}
@@ -224,8 +226,10 @@ func hostSource(hostMounts []Mount, m Mount) (string, bool) {
 }
 
 // homeSecrets are the entries of a home that hold credentials.
-var homeSecrets = []string{".ssh", ".aws", ".azure", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
-	".config/gcloud", ".config/gh", ".npmrc", ".pypirc"}
+var homeSecrets = []string{
+	".ssh", ".aws", ".azure", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
+	".config/gcloud", ".config/gh", ".npmrc", ".pypirc",
+}
 
 // homeRel returns src relative to the home it lies in: below h, or below
 // /home/USER when h is /home. The result starts with the home's entry

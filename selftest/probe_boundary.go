@@ -17,18 +17,30 @@ import (
 
 func boundaryProbes() []Probe {
 	return []Probe{
-		{Name: "host-home-not-mounted", Group: GroupBoundary, Expect: Deny, run: probeHostHome,
-			Summary: "the invoking user's real home is mounted nowhere in the sandbox"},
-		{Name: "planted-secret-unreadable", Group: GroupBoundary, Expect: Deny, run: probePlantedSecret,
-			Summary: "canary files and the canary variable planted outside are seen nowhere"},
-		{Name: "container-socket-absent", Group: GroupBoundary, Expect: Deny, run: probeContainerSocket,
-			Summary: "no docker, podman, containerd, cri-o, buildkit or kubelet socket is reachable"},
-		{Name: "environment-is-clean", Group: GroupBoundary, Expect: Deny, run: probeEnvironment,
-			Summary: "no credential-shaped variable but the allowed ones"},
-		{Name: "internet-unreachable", Group: GroupBoundary, Expect: Deny, run: probeInternet,
-			Summary: "outside addresses have no route, so no packet leaves"},
-		{Name: "gateway-reachable", Group: GroupBoundary, Expect: Allow, run: probeGateway,
-			Summary: "positive control: the gateway, or a loopback listener, answers"},
+		{
+			Name: "host-home-not-mounted", Group: GroupBoundary, Expect: Deny, run: probeHostHome,
+			Summary: "the invoking user's real home is mounted nowhere in the sandbox",
+		},
+		{
+			Name: "planted-secret-unreadable", Group: GroupBoundary, Expect: Deny, run: probePlantedSecret,
+			Summary: "canary files and the canary variable planted outside are seen nowhere",
+		},
+		{
+			Name: "container-socket-absent", Group: GroupBoundary, Expect: Deny, run: probeContainerSocket,
+			Summary: "no docker, podman, containerd, cri-o, buildkit or kubelet socket is reachable",
+		},
+		{
+			Name: "environment-is-clean", Group: GroupBoundary, Expect: Deny, run: probeEnvironment,
+			Summary: "no credential-shaped variable but the allowed ones",
+		},
+		{
+			Name: "internet-unreachable", Group: GroupBoundary, Expect: Deny, run: probeInternet,
+			Summary: "outside addresses have no route, so no packet leaves",
+		},
+		{
+			Name: "gateway-reachable", Group: GroupBoundary, Expect: Allow, run: probeGateway,
+			Summary: "positive control: the gateway, or a loopback listener, answers",
+		},
 	}
 }
 
@@ -63,8 +75,10 @@ func sameFile(name string, hp HostPath) bool {
 func probeHostHome(e *Env) outcome {
 	homes := e.Config.Canaries.HostHome
 	if len(homes) == 0 {
-		return outcome{target: "host home", decision: Unknown, observed: "no-canary",
-			detail: "the launcher named no host home directory (InitConfig.canaries.host_home)"}
+		return outcome{
+			target: "host home", decision: Unknown, observed: "no-canary",
+			detail: "the launcher named no host home directory (InitConfig.canaries.host_home)",
+		}
 	}
 	mounts, err := readMounts(e.Proc)
 	if err != nil {
@@ -90,8 +104,10 @@ func probeHostHome(e *Env) outcome {
 func probePlantedSecret(e *Env) outcome {
 	c := e.Config.Canaries
 	if len(c.Files) == 0 && c.EnvName == "" {
-		return outcome{target: "canaries", decision: Unknown, observed: "no-canary",
-			detail: "the launcher planted no canary (InitConfig.canaries.files, env_name)"}
+		return outcome{
+			target: "canaries", decision: Unknown, observed: "no-canary",
+			detail: "the launcher planted no canary (InitConfig.canaries.files, env_name)",
+		}
 	}
 	var w worst
 	checkCanaryFiles(e, &w)
@@ -164,12 +180,16 @@ func checkCanaryEnv(e *Env, w *worst) {
 }
 
 // socketNames are the basenames of container-engine API sockets.
-var socketNames = []string{"docker.sock", "dockershim.sock", "containerd.sock", "podman.sock",
-	"crio.sock", "buildkitd.sock", "kubelet.sock", "cri-dockerd.sock", "k3s.sock"}
+var socketNames = []string{
+	"docker.sock", "dockershim.sock", "containerd.sock", "podman.sock",
+	"crio.sock", "buildkitd.sock", "kubelet.sock", "cri-dockerd.sock", "k3s.sock",
+}
 
 // socketDirs are the engines' state directories; a mount of one exposes its socket.
-var socketDirs = []string{"/run/docker", "/var/run/docker", "/run/containerd", "/var/run/containerd",
-	"/run/podman", "/run/crio", "/var/run/crio", "/run/buildkit", "/var/lib/kubelet", "/var/lib/docker", "/run/k3s"}
+var socketDirs = []string{
+	"/run/docker", "/var/run/docker", "/run/containerd", "/var/run/containerd",
+	"/run/podman", "/run/crio", "/var/run/crio", "/run/buildkit", "/var/lib/kubelet", "/var/lib/docker", "/run/k3s",
+}
 
 // socketPaths returns where the sweep looks for engine sockets.
 func socketPaths(environ []string) []string {

@@ -9,12 +9,16 @@ import (
 
 // credentialWords are name segments (split at "_") that mark a variable as
 // credential-shaped: AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, SSH_AUTH_SOCK, ...
-var credentialWords = []string{"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE",
-	"CREDENTIAL", "CREDENTIALS", "AUTH", "COOKIE", "PAT", "KUBECONFIG", "NETRC"}
+var credentialWords = []string{
+	"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE",
+	"CREDENTIAL", "CREDENTIALS", "AUTH", "COOKIE", "PAT", "KUBECONFIG", "NETRC",
+}
 
 // credentialPrefixes are value prefixes of well-known credential formats.
-var credentialPrefixes = []string{"sk-", "sk_live_", "rk_live_", "ghp_", "gho_", "ghu_", "ghs_", "github_pat_",
-	"glpat-", "xoxb-", "xoxp-", "xapp-", "AKIA", "ASIA", "AIza", "-----BEGIN", "npm_", "hf_"}
+var credentialPrefixes = []string{
+	"sk-", "sk_live_", "rk_live_", "ghp_", "gho_", "ghu_", "ghs_", "github_pat_",
+	"glpat-", "xoxb-", "xoxp-", "xapp-", "AKIA", "ASIA", "AIza", "-----BEGIN", "npm_", "hf_",
+}
 
 // credentialShaped reports whether a variable looks like it carries a
 // credential, by its name's segments or its value's prefix.
@@ -55,9 +59,13 @@ func suspectVariables(environ, allow []string) []string {
 func probeEnvironment(e *Env) outcome {
 	bad := suspectVariables(e.Environ, e.Config.AllowEnv)
 	if len(bad) > 0 {
-		return outcome{target: "environ", decision: Allow, observed: "credential-shaped",
-			detail: "credential-shaped variables (names only): " + strings.Join(bad, ",")}
+		return outcome{
+			target: "environ", decision: Allow, observed: "credential-shaped",
+			detail: "credential-shaped variables (names only): " + strings.Join(bad, ","),
+		}
 	}
-	return outcome{target: "environ", decision: Deny, observed: "clean",
-		detail: "no credential-shaped variable among " + strconv.Itoa(len(e.Environ)) + " (allowed: " + strings.Join(e.Config.AllowEnv, ",") + ")"}
+	return outcome{
+		target: "environ", decision: Deny, observed: "clean",
+		detail: "no credential-shaped variable among " + strconv.Itoa(len(e.Environ)) + " (allowed: " + strings.Join(e.Config.AllowEnv, ",") + ")",
+	}
 }

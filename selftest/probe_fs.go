@@ -23,15 +23,23 @@ func filesystemProbes() []Probe {
 		fileWriteProbe("core-pattern-not-writable", "/proc/sys/kernel/core_pattern"),
 		fileWriteProbe("sysrq-trigger-not-writable", "/proc/sysrq-trigger"),
 		fileWriteProbe("uevent-helper-not-writable", "/sys/kernel/uevent_helper"),
-		{Name: "release-agent-not-writable", Group: GroupFilesystem, Expect: Deny, run: probeReleaseAgent,
-			Summary: "no cgroup v1 release_agent can be opened for writing"},
+		{
+			Name: "release-agent-not-writable", Group: GroupFilesystem, Expect: Deny, run: probeReleaseAgent,
+			Summary: "no cgroup v1 release_agent can be opened for writing",
+		},
 		fileReadProbe("kcore-unreadable", "/proc/kcore"),
-		{Name: "proc-keys-unreadable", Group: GroupFilesystem, Expect: Deny, run: probeProcKeys,
-			Summary: "/proc/keys is masked or unreadable"},
-		{Name: "kallsyms-addresses-hidden", Group: GroupFilesystem, Expect: Deny, run: probeKallsyms,
-			Summary: "/proc/kallsyms shows no kernel addresses"},
-		{Name: "device-nodes-minimal", Group: GroupFilesystem, Expect: Deny, run: probeDevices,
-			Summary: "/dev holds no device beyond the allowed set"},
+		{
+			Name: "proc-keys-unreadable", Group: GroupFilesystem, Expect: Deny, run: probeProcKeys,
+			Summary: "/proc/keys is masked or unreadable",
+		},
+		{
+			Name: "kallsyms-addresses-hidden", Group: GroupFilesystem, Expect: Deny, run: probeKallsyms,
+			Summary: "/proc/kallsyms shows no kernel addresses",
+		},
+		{
+			Name: "device-nodes-minimal", Group: GroupFilesystem, Expect: Deny, run: probeDevices,
+			Summary: "/dev holds no device beyond the allowed set",
+		},
 	}
 }
 
@@ -165,8 +173,10 @@ func decideKallsyms(lines, nonzero int) (Decision, string) {
 
 // defaultDevices are the device numbers any container may have: null, zero,
 // full, random, urandom, tty, console, ptmx; and every pts (major 136).
-var defaultDevices = []uint64{unix.Mkdev(1, 3), unix.Mkdev(1, 5), unix.Mkdev(1, 7), unix.Mkdev(1, 8),
-	unix.Mkdev(1, 9), unix.Mkdev(5, 0), unix.Mkdev(5, 1), unix.Mkdev(5, 2)}
+var defaultDevices = []uint64{
+	unix.Mkdev(1, 3), unix.Mkdev(1, 5), unix.Mkdev(1, 7), unix.Mkdev(1, 8),
+	unix.Mkdev(1, 9), unix.Mkdev(5, 0), unix.Mkdev(5, 1), unix.Mkdev(5, 2),
+}
 
 // allowedDevice decides whether a device node is in the allowed set.
 func allowedDevice(p string, mode uint32, rdev uint64, extra []string) bool {
@@ -186,8 +196,10 @@ func probeDevices(e *Env) outcome {
 	}
 	if len(extra) > 0 {
 		shown := extra[:min(len(extra), 12)]
-		return outcome{target: "/dev", decision: Allow, observed: "extra-devices",
-			detail: fmt.Sprintf("%d devices beyond the allowed set: %s", len(extra), strings.Join(shown, ","))}
+		return outcome{
+			target: "/dev", decision: Allow, observed: "extra-devices",
+			detail: fmt.Sprintf("%d devices beyond the allowed set: %s", len(extra), strings.Join(shown, ",")),
+		}
 	}
 	return outcome{target: "/dev", decision: Deny, observed: "minimal", detail: "only allowed device nodes in /dev"}
 }

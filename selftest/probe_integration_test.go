@@ -53,12 +53,18 @@ func plant(t *testing.T) *world {
 	}
 	t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
 	return &world{
-		cfg: InitConfig{Version: ProtocolVersion, RunID: "it", PtracePID: sleeper.Process.Pid,
-			Canaries: Canaries{HostHome: []HostPath{homeID}, Files: []HostPath{canaryID}, FileSHA256: SHA256(secret),
-				EnvName: "AGENTBOX_TEST_CANARY"},
-			Targets: Targets{Internet: []string{outside}, Metadata: []string{outside}, DNS: []string{dnsResponder(t)},
+		cfg: InitConfig{
+			Version: ProtocolVersion, RunID: "it", PtracePID: sleeper.Process.Pid,
+			Canaries: Canaries{
+				HostHome: []HostPath{homeID}, Files: []HostPath{canaryID}, FileSHA256: SHA256(secret),
+				EnvName: "AGENTBOX_TEST_CANARY",
+			},
+			Targets: Targets{
+				Internet: []string{outside}, Metadata: []string{outside}, DNS: []string{dnsResponder(t)},
 				HostLoopback: &NetCanary{Addr: tcp, TokenSHA256: SHA256(token)},
-				HostAbstract: &NetCanary{Addr: abstract[1:], TokenSHA256: SHA256(token)}}},
+				HostAbstract: &NetCanary{Addr: abstract[1:], TokenSHA256: SHA256(token)},
+			},
+		},
 		environ: []string{"PATH=/usr/bin:/bin", "AGENTBOX_TEST_CANARY=x", "GITHUB_TOKEN=ghp_fake", "DOCKER_HOST=unix://" + sock},
 	}
 }

@@ -37,16 +37,24 @@ func kernelProbes() []Probe {
 		sysProbe("init-module-denied", "NULL image", "init_module(2) with a NULL image", callInitModule, unix.EFAULT),
 		sysProbe("finit-module-denied", "fd -1", "finit_module(2) on fd -1", callFinitModule, unix.EBADF),
 		sysProbe("kexec-load-denied", "17 segments", "kexec_load(2) with one segment over the limit", callKexecLoad, unix.EINVAL),
-		{Name: "open-by-handle-at-denied", Group: GroupKernel, Expect: Deny, run: probeOpenByHandle,
-			Summary: "open_by_handle_at(2) of a handle of its own root"},
-		{Name: "ptrace-pid1-denied", Group: GroupKernel, Expect: Deny, run: probePtrace,
-			Summary: "ptrace(2) PTRACE_SEIZE of PID 1, detached at once"},
-		{Name: "process-vm-readv-pid1-denied", Group: GroupKernel, Expect: Deny, run: probeProcessVMReadv,
-			Summary: "process_vm_readv(2) of an unmapped address of PID 1"},
+		{
+			Name: "open-by-handle-at-denied", Group: GroupKernel, Expect: Deny, run: probeOpenByHandle,
+			Summary: "open_by_handle_at(2) of a handle of its own root",
+		},
+		{
+			Name: "ptrace-pid1-denied", Group: GroupKernel, Expect: Deny, run: probePtrace,
+			Summary: "ptrace(2) PTRACE_SEIZE of PID 1, detached at once",
+		},
+		{
+			Name: "process-vm-readv-pid1-denied", Group: GroupKernel, Expect: Deny, run: probeProcessVMReadv,
+			Summary: "process_vm_readv(2) of an unmapped address of PID 1",
+		},
 		sockProbe("packet-socket-denied", unix.AF_PACKET, unix.SOCK_RAW, 0, "AF_PACKET raw socket"),
 		sockProbe("raw-socket-denied", unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_TCP, "AF_INET raw socket"),
-		{Name: "mknod-block-denied", Group: GroupKernel, Expect: Deny, run: probeMknod,
-			Summary: "mknod(2) of a block device in a temporary directory, removed at once"},
+		{
+			Name: "mknod-block-denied", Group: GroupKernel, Expect: Deny, run: probeMknod,
+			Summary: "mknod(2) of a block device in a temporary directory, removed at once",
+		},
 		sysProbe("chroot-denied", "/", "chroot(2) to the current root (a no-op)", func() error { return unix.Chroot("/") }),
 	}
 }
@@ -139,8 +147,10 @@ func callBPF() error {
 }
 
 func callPerf() error {
-	attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_DUMMY,
-		Size: uint32(unsafe.Sizeof(unix.PerfEventAttr{})), Bits: unix.PerfBitDisabled | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv}
+	attr := unix.PerfEventAttr{
+		Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_DUMMY,
+		Size: uint32(unsafe.Sizeof(unix.PerfEventAttr{})), Bits: unix.PerfBitDisabled | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv,
+	}
 	fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	return closeOnSuccess(uintptr(fd), err)
 }

@@ -18,18 +18,30 @@ import (
 
 func networkProbes() []Probe {
 	return []Probe{
-		{Name: "only-loopback", Group: GroupNetwork, Expect: Deny, run: probeOnlyLoopback,
-			Summary: "the network namespace has no interface but lo"},
-		{Name: "no-default-route", Group: GroupNetwork, Expect: Deny, run: probeDefaultRoute,
-			Summary: "no IPv4 or IPv6 default route, and no route to documentation addresses"},
-		{Name: "dns-unresolvable", Group: GroupNetwork, Expect: Deny, run: probeDNS,
-			Summary: "no resolver answers"},
-		{Name: "host-loopback-unreachable", Group: GroupNetwork, Expect: Deny, run: probeHostLoopback,
-			Summary: "the launcher's canary on the host's 127.0.0.1 is not reached"},
-		{Name: "host-abstract-socket-unreachable", Group: GroupNetwork, Expect: Deny, run: probeHostAbstract,
-			Summary: "the launcher's canary abstract unix socket is not reached"},
-		{Name: "metadata-unreachable", Group: GroupNetwork, Expect: Deny, run: probeMetadata,
-			Summary: "link-local cloud metadata endpoints have no route"},
+		{
+			Name: "only-loopback", Group: GroupNetwork, Expect: Deny, run: probeOnlyLoopback,
+			Summary: "the network namespace has no interface but lo",
+		},
+		{
+			Name: "no-default-route", Group: GroupNetwork, Expect: Deny, run: probeDefaultRoute,
+			Summary: "no IPv4 or IPv6 default route, and no route to documentation addresses",
+		},
+		{
+			Name: "dns-unresolvable", Group: GroupNetwork, Expect: Deny, run: probeDNS,
+			Summary: "no resolver answers",
+		},
+		{
+			Name: "host-loopback-unreachable", Group: GroupNetwork, Expect: Deny, run: probeHostLoopback,
+			Summary: "the launcher's canary on the host's 127.0.0.1 is not reached",
+		},
+		{
+			Name: "host-abstract-socket-unreachable", Group: GroupNetwork, Expect: Deny, run: probeHostAbstract,
+			Summary: "the launcher's canary abstract unix socket is not reached",
+		},
+		{
+			Name: "metadata-unreachable", Group: GroupNetwork, Expect: Deny, run: probeMetadata,
+			Summary: "link-local cloud metadata endpoints have no route",
+		},
 	}
 }
 
@@ -186,8 +198,10 @@ func probeMetadata(e *Env) outcome {
 func probeHostLoopback(e *Env) outcome {
 	c := e.Config.Targets.HostLoopback
 	if c == nil {
-		return outcome{target: "host 127.0.0.1", decision: Unknown, observed: "no-canary",
-			detail: "the launcher gave no loopback canary (InitConfig.targets.host_loopback)"}
+		return outcome{
+			target: "host 127.0.0.1", decision: Unknown, observed: "no-canary",
+			detail: "the launcher gave no loopback canary (InitConfig.targets.host_loopback)",
+		}
 	}
 	d, o := dialCanary(context.Background(), "tcp", c.Addr, c.TokenSHA256, e.Config.timeout())
 	return outcome{target: c.Addr, decision: d, observed: o, detail: "connect " + c.Addr + ": " + o}
@@ -196,8 +210,10 @@ func probeHostLoopback(e *Env) outcome {
 func probeHostAbstract(e *Env) outcome {
 	c := e.Config.Targets.HostAbstract
 	if c == nil {
-		return outcome{target: "host abstract socket", decision: Unknown, observed: "no-canary",
-			detail: "the launcher gave no abstract socket canary (InitConfig.targets.host_abstract)"}
+		return outcome{
+			target: "host abstract socket", decision: Unknown, observed: "no-canary",
+			detail: "the launcher gave no abstract socket canary (InitConfig.targets.host_abstract)",
+		}
 	}
 	name := "@" + strings.TrimPrefix(c.Addr, "@")
 	d, o := dialCanary(context.Background(), "unix", name, c.TokenSHA256, e.Config.timeout())

@@ -9,8 +9,10 @@ import (
 
 func processProbes() []Probe {
 	return []Probe{
-		{Name: "host-pids-invisible", Group: GroupProcess, Expect: Deny, run: probeHostPIDs,
-			Summary: "the process has its own PID namespace and no procfs of another one is mounted"},
+		{
+			Name: "host-pids-invisible", Group: GroupProcess, Expect: Deny, run: probeHostPIDs,
+			Summary: "the process has its own PID namespace and no procfs of another one is mounted",
+		},
 	}
 }
 

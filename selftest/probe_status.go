@@ -11,16 +11,26 @@ import (
 
 func statusProbes() []Probe {
 	return []Probe{
-		{Name: "capabilities-zero", Group: GroupKernel, Expect: Deny, run: probeCapabilities,
-			Summary: "CapEff, CapPrm, CapBnd and CapAmb are all empty"},
-		{Name: "seccomp-filter", Group: GroupKernel, Expect: Deny, run: probeSeccomp,
-			Summary: "a seccomp filter is active (Seccomp: 2)"},
-		{Name: "no-new-privs", Group: GroupKernel, Expect: Deny, run: probeNoNewPrivs,
-			Summary: "no_new_privs is set (NoNewPrivs: 1)"},
-		{Name: "uid-map-non-identity", Group: GroupKernel, Expect: Deny, run: probeUIDMap,
-			Summary: "the process is in a user namespace that does not map host root"},
-		{Name: "setuid-gain-denied", Group: GroupKernel, Expect: Deny, run: probeSetuid,
-			Summary: "no setuid-root binary can raise privileges"},
+		{
+			Name: "capabilities-zero", Group: GroupKernel, Expect: Deny, run: probeCapabilities,
+			Summary: "CapEff, CapPrm, CapBnd and CapAmb are all empty",
+		},
+		{
+			Name: "seccomp-filter", Group: GroupKernel, Expect: Deny, run: probeSeccomp,
+			Summary: "a seccomp filter is active (Seccomp: 2)",
+		},
+		{
+			Name: "no-new-privs", Group: GroupKernel, Expect: Deny, run: probeNoNewPrivs,
+			Summary: "no_new_privs is set (NoNewPrivs: 1)",
+		},
+		{
+			Name: "uid-map-non-identity", Group: GroupKernel, Expect: Deny, run: probeUIDMap,
+			Summary: "the process is in a user namespace that does not map host root",
+		},
+		{
+			Name: "setuid-gain-denied", Group: GroupKernel, Expect: Deny, run: probeSetuid,
+			Summary: "no setuid-root binary can raise privileges",
+		},
 	}
 }
 
@@ -140,9 +150,11 @@ func probeUIDMap(e *Env) outcome {
 }
 
 // setuidCandidates are the usual setuid-root binaries.
-var setuidCandidates = []string{"/usr/bin/su", "/bin/su", "/usr/bin/sudo", "/usr/bin/passwd", "/usr/bin/mount",
+var setuidCandidates = []string{
+	"/usr/bin/su", "/bin/su", "/usr/bin/sudo", "/usr/bin/passwd", "/usr/bin/mount",
 	"/bin/mount", "/usr/bin/newgrp", "/usr/bin/chsh", "/usr/bin/chfn", "/usr/bin/gpasswd", "/usr/bin/pkexec",
-	"/usr/bin/umount", "/bin/busybox", "/usr/lib/dbus-1.0/dbus-daemon-launch-helper", "/usr/bin/fusermount3"}
+	"/usr/bin/umount", "/bin/busybox", "/usr/lib/dbus-1.0/dbus-daemon-launch-helper", "/usr/bin/fusermount3",
+}
 
 // probeSetuid: with no_new_privs set, exec never raises privileges. Without
 // it, a setuid file owned by a uid that maps to root, on a mount without
@@ -162,12 +174,16 @@ func probeSetuid(e *Env) outcome {
 			continue
 		}
 		if m, ok := mountOf(mounts, p); !ok || !m.hasOption("nosuid") {
-			return outcome{target: p, decision: Allow, observed: "setuid-root-binary",
-				detail: p + " is setuid root on a mount without nosuid and no_new_privs is unset"}
+			return outcome{
+				target: p, decision: Allow, observed: "setuid-root-binary",
+				detail: p + " is setuid root on a mount without nosuid and no_new_privs is unset",
+			}
 		}
 	}
-	return outcome{target: "exec", decision: Unknown, observed: "no-new-privs-unset",
-		detail: "no_new_privs is unset; no usual setuid-root binary found, which does not prove there is none"}
+	return outcome{
+		target: "exec", decision: Unknown, observed: "no-new-privs-unset",
+		detail: "no_new_privs is unset; no usual setuid-root binary found, which does not prove there is none",
+	}
 }
 
 // mountOf returns the mount that holds path p (the longest mount point above it).

@@ -140,8 +140,10 @@ func TestCatalogNames(t *testing.T) {
 		}
 		seen[p.Name] = true
 	}
-	for _, n := range []string{"host-home-not-mounted", "planted-secret-unreadable", "container-socket-absent",
-		"environment-is-clean", "internet-unreachable", "gateway-reachable"} {
+	for _, n := range []string{
+		"host-home-not-mounted", "planted-secret-unreadable", "container-socket-absent",
+		"environment-is-clean", "internet-unreachable", "gateway-reachable",
+	} {
 		if !seen[n] {
 			t.Errorf("the catalog lacks %s (DESIGN.md §5)", n)
 		}

@@ -15,8 +15,10 @@ import (
 func tracePID(e *Env) (int, *outcome) {
 	pid := e.Config.ptracePID()
 	if pid == os.Getpid() {
-		return pid, &outcome{target: "pid " + strconv.Itoa(pid), decision: Unknown, observed: "probe-is-target",
-			detail: "the probe runs as its own target; run it from a child (agentbox-init does)"}
+		return pid, &outcome{
+			target: "pid " + strconv.Itoa(pid), decision: Unknown, observed: "probe-is-target",
+			detail: "the probe runs as its own target; run it from a child (agentbox-init does)",
+		}
 	}
 	return pid, nil
 }
@@ -36,8 +38,10 @@ func probePtrace(e *Env) outcome {
 	if d == Allow {
 		o = "attached"
 	}
-	return outcome{target: "pid " + strconv.Itoa(pid), decision: d, observed: o,
-		detail: "PTRACE_SEIZE of pid " + strconv.Itoa(pid) + ": " + errnoName(err)}
+	return outcome{
+		target: "pid " + strconv.Itoa(pid), decision: d, observed: o,
+		detail: "PTRACE_SEIZE of pid " + strconv.Itoa(pid) + ": " + errnoName(err),
+	}
 }
 
 func seizeAndDetach(pid int) error {
@@ -70,8 +74,10 @@ func probeProcessVMReadv(e *Env) outcome {
 	if errors.Is(err, unix.ESRCH) {
 		d, o = Unknown, "no-such-process"
 	}
-	return outcome{target: "pid " + strconv.Itoa(pid), decision: d, observed: o,
-		detail: "process_vm_readv of an unmapped address of pid " + strconv.Itoa(pid) + ": " + errnoName(err)}
+	return outcome{
+		target: "pid " + strconv.Itoa(pid), decision: d, observed: o,
+		detail: "process_vm_readv of an unmapped address of pid " + strconv.Itoa(pid) + ": " + errnoName(err),
+	}
 }
 
 // probeOpenByHandle encodes a handle of a directory it can see and opens it
@@ -92,8 +98,10 @@ func probeOpenByHandle(*Env) outcome {
 	if errors.Is(err, unix.EFAULT) {
 		d = Unknown
 	}
-	return outcome{target: "NULL handle", decision: d, observed: o,
-		detail: "no filesystem gave a handle; open_by_handle_at with a NULL handle: " + o}
+	return outcome{
+		target: "NULL handle", decision: d, observed: o,
+		detail: "no filesystem gave a handle; open_by_handle_at with a NULL handle: " + o,
+	}
 }
 
 // atFDCWD is AT_FDCWD as a syscall argument.

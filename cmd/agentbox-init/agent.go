@@ -160,8 +160,10 @@ func lookPath(name string, env []string) (string, error) {
 }
 
 // forwarded are the signals init passes on to the agent.
-var forwarded = []os.Signal{unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1,
-	unix.SIGUSR2, unix.SIGWINCH, unix.SIGCONT, unix.SIGALRM}
+var forwarded = []os.Signal{
+	unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1,
+	unix.SIGUSR2, unix.SIGWINCH, unix.SIGCONT, unix.SIGALRM,
+}
 
 // supervisor receives signals from before the agent starts, so none is lost.
 type supervisor struct{ sigs chan os.Signal }

@@ -105,8 +105,10 @@ func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
 	})
 	for _, p := range probes {
 		if !seen[p.Name] {
-			r := selftest.Result{Probe: p.Name, Target: "-", Expect: p.Expect, Decision: selftest.Unknown,
-				Observed: "no-result", RunID: cfg.RunID, Detail: fmt.Sprintf("the probe process gave no result (%v)", err)}
+			r := selftest.Result{
+				Probe: p.Name, Target: "-", Expect: p.Expect, Decision: selftest.Unknown,
+				Observed: "no-result", RunID: cfg.RunID, Detail: fmt.Sprintf("the probe process gave no result (%v)", err),
+			}
 			r.Evidence = r.Digest()
 			if err := conn.Send(selftest.Message{Type: selftest.MsgResult, Result: &r}); err != nil {
 				return err

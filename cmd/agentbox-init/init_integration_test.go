@@ -106,13 +106,23 @@ func TestInitProtocolLandlockAndExitCode(t *testing.T) {
 	bin := buildInit(t)
 	secret := filepath.Join(t.TempDir(), "outside")
 	os.WriteFile(secret, []byte("x"), 0o644)
-	cfg := selftest.InitConfig{Version: selftest.ProtocolVersion, RunID: "it-init", WaitGo: true,
+	cfg := selftest.InitConfig{
+		Version: selftest.ProtocolVersion, RunID: "it-init", WaitGo: true,
 		Probes: []string{"environment-is-clean", "gateway-reachable"},
-		Agent: selftest.Command{Args: []string{"sh", "-c", "cat " + secret + " 2>/dev/null && exit 1; exit 7"},
-			Env: []string{"PATH=/usr/bin:/bin"}},
+		Agent: selftest.Command{
+			Args: []string{"sh", "-c", "cat " + secret + " 2>/dev/null && exit 1; exit 7"},
+			Env:  []string{"PATH=/usr/bin:/bin"},
+		},
 		Landlock: &selftest.LandlockPlan{MinABI: 1, Paths: []selftest.LandlockPath{
-			{Path: "/usr"}, {Path: "/bin"}, {Path: "/lib"}, {Path: "/lib64", Optional: true}, {Path: "/etc"},
-			{Path: "/dev", Write: true, IoctlDev: true}, {Path: "/nonexistent-optional", Optional: true}}}}
+			{Path: "/usr"},
+			{Path: "/bin"},
+			{Path: "/lib"},
+			{Path: "/lib64", Optional: true},
+			{Path: "/etc"},
+			{Path: "/dev", Write: true, IoctlDev: true},
+			{Path: "/nonexistent-optional", Optional: true},
+		}},
+	}
 	l, cmd := startInit(t, bin, cfg)
 	results, err := l.Results(ctx(t))
 	if err != nil || len(results) != 2 {
@@ -144,8 +154,10 @@ func TestInitProtocolLandlockAndExitCode(t *testing.T) {
 func TestInitForwardsSignals(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := buildInit(t)
-	l, cmd := startInit(t, bin, selftest.InitConfig{Version: selftest.ProtocolVersion, Probes: []string{},
-		Agent: selftest.Command{Args: []string{"sleep", "300"}, Env: []string{"PATH=/usr/bin:/bin"}}})
+	l, cmd := startInit(t, bin, selftest.InitConfig{
+		Version: selftest.ProtocolVersion, Probes: []string{},
+		Agent: selftest.Command{Args: []string{"sleep", "300"}, Env: []string{"PATH=/usr/bin:/bin"}},
+	})
 	if _, err := l.Results(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +176,10 @@ func TestInitForwardsSignals(t *testing.T) {
 func TestInitAbortAndMissingAgent(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := buildInit(t)
-	l, cmd := startInit(t, bin, selftest.InitConfig{Version: selftest.ProtocolVersion, Probes: []string{}, WaitGo: true,
-		Agent: selftest.Command{Args: []string{"true"}}})
+	l, cmd := startInit(t, bin, selftest.InitConfig{
+		Version: selftest.ProtocolVersion, Probes: []string{}, WaitGo: true,
+		Agent: selftest.Command{Args: []string{"true"}},
+	})
 	if _, err := l.Results(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +187,10 @@ func TestInitAbortAndMissingAgent(t *testing.T) {
 	if code := exitCode(t, cmd); code != selftest.ExitInitFailed {
 		t.Errorf("aborted init exited %d", code)
 	}
-	l, cmd = startInit(t, bin, selftest.InitConfig{Version: selftest.ProtocolVersion, Probes: []string{},
-		Agent: selftest.Command{Args: []string{"no-such-agent-xyz"}, Env: []string{"PATH=/usr/bin"}}})
+	l, cmd = startInit(t, bin, selftest.InitConfig{
+		Version: selftest.ProtocolVersion, Probes: []string{},
+		Agent: selftest.Command{Args: []string{"no-such-agent-xyz"}, Env: []string{"PATH=/usr/bin"}},
+	})
 	l.Results(ctx(t))
 	var ie *selftest.InitError
 	if _, err := l.Started(ctx(t)); !errors.As(err, &ie) || !strings.Contains(ie.Reason, "not found") {

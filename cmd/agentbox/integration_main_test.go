@@ -70,8 +70,10 @@ func isolatedEnv(t *testing.T, extra ...string) []string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(run) })
-	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + os.Getenv("HOME"), "TERM=dumb", "LANG=C.UTF-8",
-		"AGENTBOX_STATE_DIR=" + state, "AGENTBOX_RUN_ROOT=" + run}
+	env := []string{
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + os.Getenv("HOME"), "TERM=dumb", "LANG=C.UTF-8",
+		"AGENTBOX_STATE_DIR=" + state, "AGENTBOX_RUN_ROOT=" + run,
+	}
 	return append(env, extra...)
 }
 

@@ -68,8 +68,10 @@ type standIn struct{ cover, file string }
 var probeTable = map[string]probeRow{
 	// The boundary users know.
 	"host-home-not-mounted": {site: siteBoundary, how: "the invoking user's home bound read-only (--ro-bind, accepted)"},
-	"planted-secret-unreadable": {site: siteBoundary, how: "the launcher's canary variable let in (--env AGENTBOX_CANARY_*)", observed: "env-present",
-		also: []alsoFlip{{site: siteKernel, how: "the home, which holds the canary file, bound read-only and the sandbox running as its owner", observed: "readable"}}},
+	"planted-secret-unreadable": {
+		site: siteBoundary, how: "the launcher's canary variable let in (--env AGENTBOX_CANARY_*)", observed: "env-present",
+		also: []alsoFlip{{site: siteKernel, how: "the home, which holds the canary file, bound read-only and the sandbox running as its owner", observed: "readable"}},
+	},
 	"container-socket-absent": {site: siteBoundary, how: "a unix socket named docker.sock bound read-only (--ro-bind, accepted)"},
 	"environment-is-clean":    {site: siteBoundary, how: "a credential-shaped variable let in (--env, accepted)"},
 	"internet-unreachable":    {site: siteNetwork, how: "a default route to the test host, the outside target there"},
@@ -99,36 +101,58 @@ var probeTable = map[string]probeRow{
 	"no-new-privs":                 {site: siteKernel, how: "no_new_privs unset"},
 	"uid-map-non-identity":         {site: siteKernel, how: "host root mapped to the sandbox's root"},
 	"setuid-gain-denied":           {site: siteKernel, how: "no_new_privs unset, host root mapped (setuid-root files are owned by 0 inside), mounts without nosuid"},
-	"init-module-denied": {site: siteHost, object: "/proc/modules",
-		how: "CAP_SYS_MODULE is checked in the initial user namespace"},
-	"finit-module-denied": {site: siteHost, object: "/proc/modules",
-		how: "CAP_SYS_MODULE is checked in the initial user namespace"},
-	"kexec-load-denied": {site: siteHost, object: "/sys/kernel/kexec_loaded",
-		how: "CAP_SYS_BOOT is checked in the initial user namespace"},
-	"bpf-denied": {site: siteHost,
-		how: "BPF_PROG_GET_NEXT_ID needs CAP_SYS_ADMIN in the initial user namespace"},
-	"open-by-handle-at-denied": {site: siteHost,
-		how: "CAP_DAC_READ_SEARCH in the initial user namespace, or (Linux 6.10+) a mount of the caller's own namespace with nothing locked below it, which the sandbox's root is not"},
-	"mknod-block-denied": {site: siteHost,
-		how: "CAP_MKNOD is checked in the initial user namespace"},
+	"init-module-denied": {
+		site: siteHost, object: "/proc/modules",
+		how: "CAP_SYS_MODULE is checked in the initial user namespace",
+	},
+	"finit-module-denied": {
+		site: siteHost, object: "/proc/modules",
+		how: "CAP_SYS_MODULE is checked in the initial user namespace",
+	},
+	"kexec-load-denied": {
+		site: siteHost, object: "/sys/kernel/kexec_loaded",
+		how: "CAP_SYS_BOOT is checked in the initial user namespace",
+	},
+	"bpf-denied": {
+		site: siteHost,
+		how:  "BPF_PROG_GET_NEXT_ID needs CAP_SYS_ADMIN in the initial user namespace",
+	},
+	"open-by-handle-at-denied": {
+		site: siteHost,
+		how:  "CAP_DAC_READ_SEARCH in the initial user namespace, or (Linux 6.10+) a mount of the caller's own namespace with nothing locked below it, which the sandbox's root is not",
+	},
+	"mknod-block-denied": {
+		site: siteHost,
+		how:  "CAP_MKNOD is checked in the initial user namespace",
+	},
 
 	// The filesystem.
 	"root-not-writable":         {site: siteKernel, how: "the root mounted read-write, the sandbox running as host root (the root directory's owner)"},
 	"etc-not-writable":          {site: siteKernel, how: "the root mounted read-write, the sandbox running as host root (the owner of the root's /etc)"},
 	"usr-not-writable":          {site: siteBoundary, how: "a world-writable tmpfs in place of the host's /usr (the host's own /usr is never made writable)"},
 	"core-pattern-not-writable": {site: siteKernel, how: "/proc/sys not read-only, the sandbox running as host root (kernel sysctls are writable by host root only)"},
-	"sysrq-trigger-not-writable": {site: siteKernel, how: "/proc/sysrq-trigger not read-only, the sandbox running as host root",
-		object: "/proc/sysrq-trigger", standIn: standIn{cover: "/proc", file: "/proc/sysrq-trigger"}},
-	"uevent-helper-not-writable": {site: siteKernel, how: "sysfs mounted read-write, the sandbox running as host root",
-		object: "/sys/kernel/uevent_helper", standIn: standIn{cover: "/sys/kernel", file: "/sys/kernel/uevent_helper"}},
-	"release-agent-not-writable": {site: siteHost,
+	"sysrq-trigger-not-writable": {
+		site: siteKernel, how: "/proc/sysrq-trigger not read-only, the sandbox running as host root",
+		object: "/proc/sysrq-trigger", standIn: standIn{cover: "/proc", file: "/proc/sysrq-trigger"},
+	},
+	"uevent-helper-not-writable": {
+		site: siteKernel, how: "sysfs mounted read-write, the sandbox running as host root",
+		object: "/sys/kernel/uevent_helper", standIn: standIn{cover: "/sys/kernel", file: "/sys/kernel/uevent_helper"},
+	},
+	"release-agent-not-writable": {
+		site:   siteHost,
 		how:    "release_agent exists only at the root of a cgroup v1 hierarchy, and a sandbox's cgroup namespace roots its view at its own cgroup",
-		object: "/sys/fs/cgroup/*/release_agent", standIn: standIn{cover: "/sys/fs/cgroup", file: "/sys/fs/cgroup/agentbox-test/release_agent"}},
-	"kcore-unreadable": {site: siteHost, how: "opening /proc/kcore needs CAP_SYS_RAWIO in the initial user namespace",
-		object: "/proc/kcore", standIn: standIn{cover: "/proc", file: "/proc/kcore"}},
+		object: "/sys/fs/cgroup/*/release_agent", standIn: standIn{cover: "/sys/fs/cgroup", file: "/sys/fs/cgroup/agentbox-test/release_agent"},
+	},
+	"kcore-unreadable": {
+		site: siteHost, how: "opening /proc/kcore needs CAP_SYS_RAWIO in the initial user namespace",
+		object: "/proc/kcore", standIn: standIn{cover: "/proc", file: "/proc/kcore"},
+	},
 	"proc-keys-unreadable": {site: siteKernel, how: "/proc/keys not masked"},
-	"kallsyms-addresses-hidden": {site: siteHost,
-		how: "unmasked, /proc/kallsyms shows addresses only with CAP_SYSLOG in the initial user namespace (kernel.perf_event_paranoid >= 2)"},
+	"kallsyms-addresses-hidden": {
+		site: siteHost,
+		how:  "unmasked, /proc/kallsyms shows addresses only with CAP_SYSLOG in the initial user namespace (kernel.perf_event_paranoid >= 2)",
+	},
 	"device-nodes-minimal": {site: siteKernel, how: "the host's /dev/kmsg added to the sandbox's devices"},
 
 	// Processes.
