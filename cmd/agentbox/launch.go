@@ -173,6 +173,7 @@ func (l *launch) resolvePlan() error {
 		return err
 	}
 	l.plan = plan
+	l.sayResiduals()
 	return nil
 }
 
@@ -240,6 +241,18 @@ func (l *launch) writeBundle() error {
 		s = &cp
 	}
 	return engine.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
+}
+
+// sayResiduals tells the user, before anything runs, which layers this
+// host or this policy makes weaker; the ledger records them too. With
+// --json they are in the run's record instead.
+func (l *launch) sayResiduals() {
+	if l.json || l.runDir == nil {
+		return
+	}
+	for _, r := range l.plan.Residuals {
+		fmt.Fprintf(l.io.Err, "agentbox: residual %s: %s\n", r.Code, r.Reason)
+	}
 }
 
 // loadLSM loads agentbox's AppArmor profile (root only; the plan chose

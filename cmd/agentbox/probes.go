@@ -262,6 +262,7 @@ func (l *launch) printProbes(failed []selftest.Result) {
 		return
 	}
 	for _, r := range failed {
+		fmt.Fprintln(l.io.Err, probeLine(r))
 		fmt.Fprintf(l.io.Err, "agentbox: probe %s: expected %s, got %s (%s): %s\n", r.Probe, r.Expect, r.Decision, r.Observed, r.Detail)
 	}
 }
