@@ -52,7 +52,7 @@ gobench() {
 # cleanup removes what the benchmarks leave: the baseline's cgroup parents
 # and the audited container.
 cleanup() {
-	find /sys/fs/cgroup -maxdepth 2 -type d -name agentbox-bench -exec rmdir {} + 2>/dev/null || true
+	find /sys/fs/cgroup -maxdepth 3 -depth -type d -path '*/agentbox-bench*' -exec rmdir {} \; 2>/dev/null || true
 	if command -v docker >/dev/null; then docker rm -f agentbox-bench-audit >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT

@@ -84,7 +84,16 @@ func runLaunch(args []string) error {
 	}
 	rep := b.report(pairs)
 	fmt.Print(rep.text)
-	return appendRows(b.rows, rep.rows...)
+	if err := appendRows(b.rows, rep.rows...); err != nil {
+		return err
+	}
+	// A baseline the host cannot run is reported and is not an error (crun
+	// on a hybrid cgroup host); agentbox failing is a failure of what is
+	// measured.
+	if b.agentboxErr != "" {
+		return fmt.Errorf("launch %s: agentbox run failed: %s", b.label, b.agentboxErr)
+	}
+	return nil
 }
 
 func parseOwner(s string) ([2]int, error) {
