@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/agentbox/agentbox/internal/nsexec"
 )
 
 // HybridUnified is where a hybrid cgroup host mounts its cgroup v2
@@ -31,7 +33,7 @@ func HiddenUnified(runtime string, root bool) string {
 // hideCommand wraps a runtime invocation: the helper starts in a new mount
 // namespace, detaches the mount at hide there, and executes the runtime.
 func hideCommand(ctx context.Context, helper, hide, path string, args []string) *exec.Cmd {
-	argv := append([]string{"mntns-exec", "--umount", hide, "--", path}, args...)
+	argv := append([]string{nsexec.MntnsExec, "--umount", hide, "--", path}, args...)
 	cmd := exec.CommandContext(ctx, helper, argv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
 	return cmd

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/internal/nsexec"
 )
 
 // UserNS is the user namespace in which a rootless launcher runs its OCI
@@ -18,8 +20,8 @@ import (
 // the agent keeps the user's own uid. Each runtime invocation gets a fresh
 // namespace with these same maps, installed by newuidmap and newgidmap.
 type UserNS struct {
-	// Helper is the agentbox binary; its userns-exec command waits for the
-	// maps and then executes the runtime.
+	// Helper is agentbox-init (or agentbox); its userns-exec command waits
+	// for the maps and then executes the runtime (internal/nsexec).
 	Helper string
 	// UID and GID are the invoking user's ids (root in the namespace).
 	UID, GID uint32
@@ -64,7 +66,7 @@ func translate(maps []specs.LinuxIDMapping, own uint32, sub IDRange) ([]specs.Li
 // namespace and waits on a pipe (the last extra file) until start has
 // installed the maps.
 func (n UserNS) command(ctx context.Context, path string, args []string, extra int) *exec.Cmd {
-	argv := append([]string{"userns-exec", "--sync-fd", strconv.Itoa(3 + extra), "--", path}, args...)
+	argv := append([]string{nsexec.UsernsExec, "--sync-fd", strconv.Itoa(3 + extra), "--", path}, args...)
 	cmd := exec.CommandContext(ctx, n.Helper, argv...)
 	// A mount namespace of its own too: runc re-enters the runtime's mount
 	// namespace to open bind sources, which it may only do in one that this

@@ -31,7 +31,7 @@ type Runtime struct {
 	// namespace every invocation of the runtime runs in; nil otherwise.
 	UserNS *UserNS `json:",omitempty"`
 	// Hide is a mount the runtime must not see (see HiddenUnified), and
-	// Helper the agentbox binary that hides it; empty for none.
+	// Helper the binary that hides it (agentbox-init); empty for none.
 	Hide   string `json:",omitempty"`
 	Helper string `json:",omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -197,17 +198,21 @@ func removeRunDir(dir string) error {
 	return nil
 }
 
+// runtimeState says what the runtime still holds of the sandbox. runc, crun
+// and runsc keep a container's state in ROOT/ID, so its absence settles it
+// without another runtime call; when it is there, the runtime says why.
 func runtimeState(ctx context.Context, t Target) string {
-	if t.Runtime.Path == "" {
+	dir := filepath.Join(t.Runtime.Root, t.ID)
+	if t.Runtime.Path == "" || t.Runtime.Root == "" {
+		return "gone"
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return "gone"
 	}
 	if _, err := t.Runtime.State(ctx, t.ID); err == nil {
 		return "container still known to " + t.Runtime.Name
 	}
-	if _, err := os.Stat(filepath.Join(t.Runtime.Root, t.ID)); err == nil {
-		return "state directory " + filepath.Join(t.Runtime.Root, t.ID) + " left"
-	}
-	return "gone"
+	return "state directory " + dir + " left"
 }
 
 // mountsUnder lists mount points in this mount namespace under dir.

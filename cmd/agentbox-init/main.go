@@ -18,6 +18,9 @@
 // The configuration (selftest.InitConfig as JSON) is read from stdin when
 // stdin is not a terminal; an empty stdin means the zero configuration.
 //
+// As "agentbox-init userns-exec|mntns-exec …" it is the engine's helper that
+// runs an OCI runtime in a namespace of its own (internal/nsexec).
+//
 // Build it with CGO_ENABLED=0 so that it needs nothing from the rootfs.
 package main
 
@@ -25,9 +28,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+
+	"github.com/agentbox/agentbox/internal/nsexec"
 )
 
 func main() {
+	if len(os.Args) > 1 && (os.Args[1] == nsexec.UsernsExec || os.Args[1] == nsexec.MntnsExec) {
+		os.Exit(nsexec.Main(os.Args[1:])) // the engine's runtime helpers
+	}
 	probe := flag.String("probe", "", `run probes NAME[,NAME…] or "all" and print their results`)
 	asJSON := flag.Bool("json", false, "with --probe, print JSON lines instead of a table")
 	list := flag.Bool("list", false, "list the probe catalog and exit")

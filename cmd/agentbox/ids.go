@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/user"
 	"strconv"
 
@@ -102,12 +101,8 @@ func (l *launch) rootlessIDs() error {
 	subU, subG := userns.Owned(ids.SubUIDs, name, l.host.EUID), userns.Owned(ids.SubGIDs, name, l.host.EUID)
 	l.host.RootlessSingle = len(subU) == 0 || len(subG) == 0 || !userns.HaveNewIDMap()
 	if !l.host.RootlessSingle {
-		self, err := os.Executable()
-		if err != nil {
-			return err
-		}
 		l.ids.userNS = &engine.UserNS{
-			Helper: self, UID: l.host.EUID, GID: l.host.EGID,
+			Helper: l.host.InitPath, UID: l.host.EUID, GID: l.host.EGID,
 			SubUID: engine.IDRange{Start: subU[0].Start, Count: subU[0].Count},
 			SubGID: engine.IDRange{Start: subG[0].Start, Count: subG[0].Count},
 		}

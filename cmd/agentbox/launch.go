@@ -206,11 +206,7 @@ func (l *launch) runIDOrPlaceholder() string {
 func (l *launch) writeBundle() error {
 	l.rt = engine.Runtime{Name: l.plan.Runtime.Name, Path: l.plan.Runtime.Path, Root: l.dirs.runtimeRoot(l.plan.Runtime.Name), UserNS: l.ids.userNS}
 	if hide := engine.HiddenUnified(l.rt.Name, l.host.EUID == 0); hide != "" {
-		self, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		l.rt.Hide, l.rt.Helper = hide, self
+		l.rt.Hide, l.rt.Helper = hide, l.host.InitPath
 	}
 	l.meta.Runtime = l.rt
 	if l.spec.Linux != nil {
