@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentbox/agentbox/netpolicy/bridge"
 )
 
 // relay copies both ways between client and up until both directions have
@@ -39,16 +41,7 @@ func pipe(dst, src net.Conn, act *activity) int64 {
 	} else {
 		n, err = io.Copy(dst, src)
 	}
-	if err != nil {
-		dst.Close()
-		src.Close()
-		return n
-	}
-	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-	} else {
-		dst.Close()
-	}
+	bridge.FinishHalf(dst, src, err)
 	return n
 }
 

@@ -190,17 +190,24 @@ func Pipe(a, b net.Conn) (aToB, bToA int64) {
 
 func copyHalf(dst, src net.Conn) int64 {
 	n, err := io.Copy(dst, src)
+	FinishHalf(dst, src, err)
+	return n
+}
+
+// FinishHalf ends one direction of a relay after its copy returned err: on
+// an error both connections close; at EOF only dst's write side closes (or
+// dst, when it cannot half-close), so the other direction can finish.
+func FinishHalf(dst, src net.Conn, err error) {
 	if err != nil {
 		dst.Close()
 		src.Close()
-		return n
+		return
 	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 	} else {
 		dst.Close()
 	}
-	return n
 }
 
 func (b *Bridge) track(c net.Conn) bool {
