@@ -206,22 +206,6 @@ func (r Runtime) State(ctx context.Context, id string) (State, error) {
 	return s, nil
 }
 
-// List reports every container in this runtime's state directory.
-func (r Runtime) List(ctx context.Context) ([]State, error) {
-	out, err := r.output(ctx, "list", "--format", "json")
-	if err != nil {
-		return nil, err
-	}
-	var states []State
-	if t := bytes.TrimSpace(out); len(t) == 0 || string(t) == "null" {
-		return nil, nil
-	}
-	if err := json.Unmarshal(out, &states); err != nil {
-		return nil, fmt.Errorf("%s list: %w", r.Name, err)
-	}
-	return states, nil
-}
-
 func (r Runtime) run(ctx context.Context, args ...string) error {
 	_, err := r.output(ctx, args...)
 	return err

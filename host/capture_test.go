@@ -1,6 +1,8 @@
 package host
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,7 +35,20 @@ func TestIsHome(t *testing.T) {
 }
 
 func TestAppArmorEnabledReadsTheModuleParameter(t *testing.T) {
+	for value, want := range map[string]bool{"Y\n": true, "N\n": false, "": false} {
+		root := t.TempDir()
+		dir := filepath.Join(root, "sys/module/apparmor/parameters")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "enabled"), []byte(value), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := AppArmorEnabled(root); got != want {
+			t.Errorf("enabled=%q: AppArmorEnabled = %v, want %v", value, got, want)
+		}
+	}
 	if AppArmorEnabled(t.TempDir()) {
-		t.Error("an empty root has no AppArmor")
+		t.Error("a root without the module has no AppArmor")
 	}
 }

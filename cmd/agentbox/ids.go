@@ -107,7 +107,7 @@ func (l *launch) rootlessIDs() error {
 			SubGID: engine.IDRange{Start: subG[0].Start, Count: subG[0].Count},
 		}
 	}
-	l.host.MapIDs = l.rootlessMapper()
+	l.host.MapIDs = l.rootlessMapper(ids, name, !l.host.RootlessSingle)
 	return nil
 }
 
@@ -120,16 +120,13 @@ func userName(uid uint32) string {
 }
 
 // rootlessMapper maps the invoking user's ids, plus its subordinate range
-// where newuidmap/newgidmap can install it.
-func (l *launch) rootlessMapper() func(policy.IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
+// where newuidmap/newgidmap can install it (from the host ids rootlessIDs
+// read, which are not read again).
+func (l *launch) rootlessMapper(ids userns.HostIDs, name string, newIDMap bool) func(policy.IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
 	return func(req policy.IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
-		ids, err := userns.ReadHostIDs("/etc")
-		if err != nil {
-			return nil, nil, err
-		}
 		r, err := userns.RootlessMappings(userns.RootlessInput{
-			Name: userName(l.host.EUID), UID: l.host.EUID, GID: l.host.EGID, AgentUID: req.UID, AgentGID: req.GID,
-			SubUIDs: ids.SubUIDs, SubGIDs: ids.SubGIDs, NewIDMap: userns.HaveNewIDMap(),
+			Name: name, UID: l.host.EUID, GID: l.host.EGID, AgentUID: req.UID, AgentGID: req.GID,
+			SubUIDs: ids.SubUIDs, SubGIDs: ids.SubGIDs, NewIDMap: newIDMap,
 		})
 		if err != nil {
 			return nil, nil, err

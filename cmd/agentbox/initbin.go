@@ -33,11 +33,12 @@ func findInit(getenv func(string) string) (string, error) {
 	return "", &policy.HostError{What: "agentbox-init not found beside agentbox or on PATH", Fix: "build both with 'make build', or point AGENTBOX_INIT at it"}
 }
 
-// hookBinary returns a path to bin that the sandbox's mapped ids can
-// execute (the runtime runs hooks as the sandbox's root, before pivot_root,
-// so the host path must be searchable by others): bin itself, or a copy
-// kept under the run root.
-func hookBinary(bin, runRoot string) (string, error) {
+// sandboxReachable returns a path to bin that the sandbox's mapped ids can
+// reach (agentbox-init is bound into the sandbox and executes runtimes in
+// namespaces whose ids are not the launcher's): bin itself when it and every
+// directory above it are searchable by others, else a copy kept under the
+// run root.
+func sandboxReachable(bin, runRoot string) (string, error) {
 	if reachableByOthers(bin) {
 		return bin, nil
 	}

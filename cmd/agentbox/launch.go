@@ -148,7 +148,7 @@ func (l *launch) captureHost() error {
 	if err != nil {
 		return err
 	}
-	l.host.InitPath, err = hookBinary(init, l.dirs.runRoot)
+	l.host.InitPath, err = sandboxReachable(init, l.dirs.runRoot)
 	return err
 }
 

@@ -175,6 +175,9 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 	if err := l.releaseIDs(); err != nil {
 		fmt.Fprintf(l.io.Err, "agentbox: warning: %v\n", err)
 	}
+	if l.probesOnly && exit == exitOK && td != nil && !td.Clean() {
+		exit = exitFindings // a self-test whose sandbox left residue did not pass
+	}
 	l.rec = l.record(start, exit, runErr, td)
 	l.rec.Gateway = ledger.Gateway{Allowed: allowed, Denied: denied}
 	if td != nil && !td.Clean() {
