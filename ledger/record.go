@@ -34,10 +34,14 @@ type Record struct {
 	Agent          string `json:"agent,omitempty"`           // adapter name (codex, claude, …); empty: a plain command
 	PermissionMode string `json:"permission_mode,omitempty"` // how the agent approves its own actions, as the adapter names it
 
-	Digests   Digests    `json:"digests,omitzero"`
-	Findings  []Finding  `json:"findings,omitempty"`  // audit findings, accepted ones included
-	Residuals []Residual `json:"residuals,omitempty"` // weaker layers the host could not provide
-	Probes    []Probe    `json:"probes,omitempty"`    // every probe result, passed ones included
+	Digests Digests `json:"digests,omitzero"`
+	// PolicySources are the policy files the run's policy came from, each
+	// with why it was believed ("user", "explicit", or "workspace": trusted
+	// by digest) and the digest of the bytes that were used.
+	PolicySources []PolicySource `json:"policy_sources,omitempty"`
+	Findings      []Finding      `json:"findings,omitempty"`  // audit findings, accepted ones included
+	Residuals     []Residual     `json:"residuals,omitempty"` // weaker layers the host could not provide
+	Probes        []Probe        `json:"probes,omitempty"`    // every probe result, passed ones included
 
 	// HostVerification holds what the launcher observed from outside the
 	// sandbox, one named observation per key ("uid_map", "CapEff",
@@ -60,6 +64,13 @@ type Digests struct {
 	Policy  string `json:"policy,omitempty"`
 	Spec    string `json:"spec,omitempty"`
 	Seccomp string `json:"seccomp,omitempty"`
+}
+
+// PolicySource is one policy file that went into a run.
+type PolicySource struct {
+	Path   string `json:"path"`
+	Kind   string `json:"kind"`
+	Digest string `json:"digest"`
 }
 
 // Finding mirrors the audit finding contract (DESIGN.md §5), plus whether

@@ -20,7 +20,7 @@ type fakeFS struct {
 
 func newFakeFS() *fakeFS {
 	f := &fakeFS{files: map[string]FileInfo{}, links: map[string]string{}, path: map[string]string{}}
-	for _, d := range []string{"/", "/usr", "/usr/bin", "/usr/lib", "/etc", "/etc/ssl", "/etc/ssl/certs", "/home", "/home/ana", "/root", "/var", "/var/run", "/run", "/tmp", "/srv"} {
+	for _, d := range []string{"/", "/usr", "/usr/bin", "/usr/sbin", "/usr/lib", "/etc", "/etc/ssl", "/etc/ssl/certs", "/home", "/home/ana", "/root", "/var", "/var/run", "/run", "/tmp", "/srv"} {
 		f.dir(d, 0, 0)
 	}
 	f.dir("/home/ana", 1000, 1000)
@@ -109,6 +109,12 @@ func (f *fakeFS) EvalSymlinks(p string) (string, error) {
 }
 
 func (f *fakeFS) LookPath(name string) (string, error) {
+	if strings.Contains(name, "/") { // like exec.LookPath: a path is checked, not searched
+		if _, err := f.Stat(name); err != nil {
+			return "", err
+		}
+		return name, nil
+	}
 	if p, ok := f.path[name]; ok {
 		return p, nil
 	}

@@ -2,8 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // HostError says that this host cannot provide something the plan needs,
@@ -134,8 +136,40 @@ func (r *resolver) resolveRuntime() error {
 	if err != nil {
 		return &HostError{What: fmt.Sprintf("OCI runtime %s not found", name), Fix: runtimeFix(name)}
 	}
+	real, err := r.h.FS.EvalSymlinks(path)
+	if err != nil {
+		return &HostError{What: fmt.Sprintf("OCI runtime %s: %v", path, err), Fix: runtimeFix(name)}
+	}
+	if err := r.trustedBinary("runtime", real); err != nil {
+		return err
+	}
 	r.plan.Runtime = Runtime{Name: filepath.Base(name), Path: path}
 	return nil
+}
+
+// trustedBinary refuses a program that root would execute although someone
+// other than root or the invoking user could have written it: a file in the
+// workspace (the agent's side), or one whose file or any directory above it
+// is owned by another user or writable by group or others.
+func (r *resolver) trustedBinary(field, real string) error {
+	if ws := r.plan.Workspace; ws != "" && (real == ws || strings.HasPrefix(real, ws+"/")) {
+		return &InputError{Field: field, Msg: fmt.Sprintf("%s is inside the workspace, which the agent can write", real), Fix: "use a runtime installed outside the workspace, for example: apt-get install runc"}
+	}
+	for p := real; ; p = filepath.Dir(p) {
+		fi, err := r.h.FS.Lstat(p)
+		if err != nil {
+			return &HostError{What: fmt.Sprintf("check %s: %v", p, err), Fix: "check the path given as runtime"}
+		}
+		if fi.UID != 0 && fi.UID != r.h.EUID {
+			return &InputError{Field: field, Msg: fmt.Sprintf("%s is owned by uid %d, neither root nor you, so it could run their code as you", p, fi.UID), Fix: "use a runtime installed by root, for example: apt-get install runc"}
+		}
+		if fi.Mode.Perm()&0o022 != 0 && fi.Mode&fs.ModeSymlink == 0 {
+			return &InputError{Field: field, Msg: fmt.Sprintf("%s is writable by group or others (mode %04o), so another user could replace %s", p, fi.Mode.Perm(), real), Fix: "use a runtime in a directory only root can write, for example: apt-get install runc"}
+		}
+		if p == "/" {
+			return nil
+		}
+	}
 }
 
 func runtimeFix(name string) string {

@@ -63,7 +63,7 @@ func composeCheck(ctx context.Context, s stdio, f composeFlags) int {
 	if err != nil {
 		return composeFail(s, err)
 	}
-	p, err := f.policy.load(cwd)
+	p, _, err := f.policy.load(cwd, s.Getenv)
 	if err != nil {
 		return composeFail(s, err)
 	}
@@ -161,7 +161,7 @@ func composeInputs(s stdio, f composeFlags, cmd []string) (*policy.Plan, compose
 	if err != nil {
 		return nil, o, err
 	}
-	p, err := f.policy.load(cwd)
+	p, _, err := f.policy.load(cwd, s.Getenv)
 	if err != nil {
 		return nil, o, err
 	}
@@ -257,6 +257,10 @@ func composeFail(s stdio, err error) int {
 	var cin *compose.InputError
 	var ain *audit.InputError
 	var conflict *compose.ConflictError
+	var untrusted *policy.UntrustedError
+	if errors.As(err, &untrusted) {
+		return exitRefused
+	}
 	if errors.As(err, &pin) || errors.As(err, &cin) || errors.As(err, &ain) || errors.As(err, &conflict) {
 		return exitUsage
 	}

@@ -35,18 +35,20 @@ type launch struct {
 	runID  string
 	dirs   dirs
 	policy policy.Policy
-	host   policy.Host
-	ids    idAllocation
-	plan   *policy.Plan
-	spec   *specs.Spec
-	runDir *engine.RunDir
-	rt     engine.Runtime
-	meta   engine.Meta
-	grant  *engine.Grant
-	sess   *engine.Session
-	st     selfTest
-	gw     *netpolicy.RunGateway
-	agent  agents.Launch
+	// sources are the policy files the policy came from.
+	sources []policy.Loaded
+	host    policy.Host
+	ids     idAllocation
+	plan    *policy.Plan
+	spec    *specs.Spec
+	runDir  *engine.RunDir
+	rt      engine.Runtime
+	meta    engine.Meta
+	grant   *engine.Grant
+	sess    *engine.Session
+	st      selfTest
+	gw      *netpolicy.RunGateway
+	agent   agents.Launch
 	// findings are the self-audit's, accepted ones included.
 	findings []audit.Finding
 	rec      ledger.Record
@@ -85,10 +87,11 @@ func step(name string, fn func() error) error {
 	code := exitHost
 	var in *policy.InputError
 	var ref *refusal
+	var untrusted *policy.UntrustedError
 	switch {
 	case errors.As(err, &in):
 		code = exitUsage
-	case errors.As(err, &ref):
+	case errors.As(err, &ref), errors.As(err, &untrusted):
 		code = exitRefused
 	}
 	return &stepError{step: name, code: code, err: err}
@@ -125,7 +128,7 @@ func (l *launch) loadPolicy() error {
 	if err != nil {
 		return err
 	}
-	if l.policy, err = l.flags.load(cwd); err != nil {
+	if l.policy, l.sources, err = l.flags.load(cwd, l.io.Getenv); err != nil {
 		return err
 	}
 	l.st.allowUnknown, l.st.targets, err = parseSelfTestFlags(l.allowUnknown, l.probeTargets)

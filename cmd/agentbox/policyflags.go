@@ -1,8 +1,7 @@
 package main
 
 import (
-	"errors"
-	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
@@ -30,7 +29,7 @@ type policyFlags struct {
 }
 
 func (f *policyFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.file, "policy", "", "policy file (default: WORKSPACE/agentbox.yaml when it exists)")
+	fs.StringVar(&f.file, "policy", "", "policy file, used instead of WORKSPACE/agentbox.yaml (a file inside the workspace must be trusted: agentbox trust)")
 	fs.StringVarP(&f.workspace, "workspace", "w", "", "project directory, bound read-write (default: current directory)")
 	fs.StringArrayVar(&f.ro, "ro-bind", nil, "extra host path bound read-only (repeatable)")
 	fs.StringArrayVar(&f.rw, "rw-bind", nil, "extra host path bound read-write (repeatable; the audit reports it)")
@@ -46,46 +45,51 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.localTCP, "local-tcp", false, "let the agent bind and connect to any TCP port of the sandbox's own loopback")
 }
 
-// load reads the policy file, merges the flags over it and validates the
-// result. Errors are *policy.InputError with the file and line.
-func (f *policyFlags) load(cwd string) (policy.Policy, error) {
-	file, src, err := f.loadFile(cwd)
+// load reads the policy files (the user's own, then --policy or the
+// workspace's trusted agentbox.yaml), merges the flags over them and
+// validates the result. Errors are *policy.InputError with the file and
+// line, or *policy.UntrustedError for a workspace file not trusted as it is.
+func (f *policyFlags) load(cwd string, getenv func(string) string) (policy.Policy, []policy.Loaded, error) {
+	src, err := f.sources(cwd, getenv)
 	if err != nil {
-		return policy.Policy{}, err
+		return policy.Policy{}, nil, err
 	}
-	if err := policy.Validate(file, src); err != nil {
-		return policy.Policy{}, err
+	file, loaded, err := policy.Load(src)
+	if err != nil {
+		return policy.Policy{}, nil, err
 	}
 	flags, err := f.policy()
 	if err != nil {
-		return policy.Policy{}, err
+		return policy.Policy{}, nil, err
 	}
 	if err := policy.Validate(flags, policy.Source{}); err != nil {
-		return policy.Policy{}, err
+		return policy.Policy{}, nil, err
 	}
-	return file.Merge(flags), nil
+	return file.Merge(flags), loaded, nil
 }
 
-func (f *policyFlags) loadFile(cwd string) (policy.Policy, policy.Source, error) {
-	path, explicit := f.file, f.file != ""
-	if !explicit {
-		ws := f.workspace
-		if ws == "" {
-			ws = cwd
-		}
-		path = filepath.Join(ws, policy.FileName)
+// sources names the policy files this invocation may read.
+func (f *policyFlags) sources(cwd string, getenv func(string) string) (policy.Sources, error) {
+	cfg, err := policy.ConfigDir(getenv)
+	if err != nil {
+		return policy.Sources{}, err
 	}
-	p, src, err := policy.LoadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && !explicit {
-		return policy.Policy{}, policy.Source{}, nil
+	ws := f.workspace
+	if ws == "" {
+		ws = cwd
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return policy.Policy{}, src, &policy.InputError{Field: "--policy", Msg: path + " does not exist", Fix: "check the path"}
+	s := policy.Sources{ConfigDir: cfg, Workspace: absFrom(cwd, ws), EUID: uint32(os.Geteuid())}
+	if f.file != "" {
+		s.Explicit = absFrom(cwd, f.file)
 	}
-	if err == nil && p.Workspace != "" && !filepath.IsAbs(p.Workspace) {
-		p.Workspace = filepath.Join(filepath.Dir(path), p.Workspace)
+	return s, nil
+}
+
+func absFrom(cwd, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
 	}
-	return p, src, err
+	return filepath.Join(cwd, p)
 }
 
 // policy is the policy the flags alone describe.

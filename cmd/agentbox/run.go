@@ -206,6 +206,9 @@ func (l *launch) record(start time.Time, exit int, runErr error, td *ledger.Tear
 		}
 		rec.Digests.Policy = digestJSON(l.policy)
 	}
+	for _, src := range l.sources {
+		rec.PolicySources = append(rec.PolicySources, ledger.PolicySource{Path: src.Path, Kind: string(src.Kind), Digest: src.Digest})
+	}
 	if l.ids.rootless != nil && l.ids.rootless.Reason != "" {
 		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: "rootless-single-id", Detail: l.ids.rootless.Reason})
 	}
