@@ -223,8 +223,8 @@ func TestTrustStoreRevokeAndList(t *testing.T) {
 }
 
 func TestLineDiff(t *testing.T) {
-	got := LineDiff("a\nb\nc\n", "a\nc\nd\x1b]52;c;aGk=\x07\n")
-	want := "  a\n- b\n  c\n+ d\\u{1b}]52;c;aGk=\\u{7}"
+	got := LineDiff("a\nb\nc\n", "a\nB\nc\nd\x1b]52;c;aGk=\x07\n")
+	want := "  a\n- b\n+ B\n  c\n+ d\\u{1b}]52;c;aGk=\\u{7}"
 	if got != want {
 		t.Errorf("LineDiff:\n%s\nwant:\n%s", got, want)
 	}

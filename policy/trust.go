@@ -74,7 +74,7 @@ func (s TrustStore) Check(path string, content []byte) error {
 	if ok && e.Digest == digest {
 		return nil
 	}
-	u := &UntrustedError{Path: path, Digest: digest}
+	u := &UntrustedError{Path: path, Digest: digest, Diff: LineDiff("", string(content))}
 	if ok {
 		u.Previous = &e
 		u.Diff = LineDiff(e.Content, string(content))
@@ -158,12 +158,24 @@ type UntrustedError struct {
 func (e *UntrustedError) Error() string {
 	var b strings.Builder
 	if e.Previous == nil {
-		fmt.Fprintf(&b, "%s is not trusted: the workspace is the agent's side (an earlier run or the repository's author may have written this file), so agentbox does not use it until you have read it and trusted this exact content", e.Path)
+		fmt.Fprintf(&b, "%s is not trusted: the workspace is the agent's side (an earlier run or the repository's author may have written this file), so agentbox does not use it until you have read it and trusted this exact content. It says:\n%s", e.Path, clip(e.Diff))
 	} else {
-		fmt.Fprintf(&b, "%s changed since you trusted it on %s; agentbox does not use it until you trust the new content. The change:\n%s", e.Path, e.Previous.Trusted.Format(time.DateOnly), e.Diff)
+		fmt.Fprintf(&b, "%s changed since you trusted it on %s; agentbox does not use it until you trust the new content. The change:\n%s", e.Path, e.Previous.Trusted.Format(time.DateOnly), clip(e.Diff))
 	}
 	fmt.Fprintf(&b, "\nif you wrote it, review it and run: agentbox trust --digest %s %s", e.Digest, shellQuote(e.Path))
 	return b.String()
+}
+
+// maxShownLines bounds the diff a refusal prints; `agentbox trust --check`
+// prints it whole.
+const maxShownLines = 60
+
+func clip(diff string) string {
+	lines := strings.Split(diff, "\n")
+	if len(lines) <= maxShownLines {
+		return diff
+	}
+	return strings.Join(lines[:maxShownLines], "\n") + fmt.Sprintf("\n… %d more lines (agentbox trust --check shows them all)", len(lines)-maxShownLines)
 }
 
 // shellQuote quotes s for a POSIX shell when it needs quoting.

@@ -40,7 +40,7 @@ func TestBadInputIsOneLineAndLeavesNothing(t *testing.T) {
 		{"workspace is /", ws, []string{"--workspace", "/", "--", "true"}, nil, exitUsage, "host's root directory"},
 		{"workspace is a home", ws, []string{"--workspace", home, "--", "true"}, nil, exitUsage, "home directory"},
 		{"command not found", ws, []string{"--", "no-such-agent-xyz"}, nil, exitUsage, `"no-such-agent-xyz" not found on PATH`},
-		{"malformed policy", badPolicy, []string{"--", "true"}, nil, exitUsage, "agentbox.yaml:3: limits.swapp: unknown key"},
+		{"malformed policy", ws, []string{"--policy", filepath.Join(badPolicy, "agentbox.yaml"), "--", "true"}, nil, exitUsage, "agentbox.yaml:3: limits.swapp: unknown key"},
 		{"socket bind", ws, []string{"--ro-bind", sock, "--", "true"}, nil, exitUsage, "container engine socket"},
 		{"no command", ws, []string{}, nil, exitUsage, "no command"},
 		{"bad accept", ws, []string{"--accept", "runs-as-root", "--", "true"}, nil, exitUsage, "want CODE=reason"},

@@ -64,7 +64,7 @@ type result struct {
 // that tests never touch the machine's real ledger or each other's runs.
 func isolatedEnv(t *testing.T, extra ...string) []string {
 	t.Helper()
-	state := t.TempDir()
+	state, config := t.TempDir(), t.TempDir()
 	run, err := os.MkdirTemp("", "abr-") // short: unix socket paths live under it
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func isolatedEnv(t *testing.T, extra ...string) []string {
 	t.Cleanup(func() { os.RemoveAll(run) })
 	env := []string{
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + os.Getenv("HOME"), "TERM=dumb", "LANG=C.UTF-8",
-		"AGENTBOX_STATE_DIR=" + state, "AGENTBOX_RUN_ROOT=" + run,
+		"AGENTBOX_STATE_DIR=" + state, "AGENTBOX_RUN_ROOT=" + run, "AGENTBOX_CONFIG_DIR=" + config,
 	}
 	return append(env, extra...)
 }

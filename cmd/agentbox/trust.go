@@ -158,9 +158,6 @@ func trustFile(s stdio, store policy.TrustStore, path string, f trustFlags) int 
 			return exitHost
 		}
 		st.Action, st.Trusted = "trusted", true
-		if !st.Changed {
-			st.Diff = policy.LineDiff("", string(data))
-		}
 	}
 	return trustReport(s, st, f.json, exitOK)
 }
@@ -184,7 +181,7 @@ func trustReport(s stdio, st trustStatus, asJSON bool, untrustedCode int) int {
 	case st.Action == "checked" && st.Changed:
 		fmt.Fprintf(s.Out, "%s changed since it was trusted; the change:\n%s\n", st.Path, st.Diff)
 	case st.Action == "checked":
-		fmt.Fprintf(s.Out, "%s is not trusted (%s)\n", st.Path, st.Digest)
+		fmt.Fprintf(s.Out, "%s is not trusted (%s); it says:\n%s\n", st.Path, st.Digest, indent(st.Diff))
 	case st.Changed:
 		fmt.Fprintf(s.Out, "trusted %s (%s); the change from the content trusted before:\n%s\n", st.Path, st.Digest, st.Diff)
 	default:
