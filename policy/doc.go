@@ -1,5 +1,5 @@
 // Package policy holds the one struct that says what a sandbox may do, loads
-// it from agentbox.yaml and flags, and resolves it against captured host facts
+// it from policy files and flags, and resolves it against captured host facts
 // into a Plan: the complete, side-effect-free description of one sandbox that
 // the renderers (spec/, later compose/) translate without deciding anything.
 //
@@ -20,4 +20,12 @@
 // audit reports, and a finding the launch would refuse is only tolerated
 // when the policy accepts it with a written reason (Accept). Unknown keys and
 // wrong types in agentbox.yaml are errors that name the file and line.
+//
+// Where a policy may come from is part of the boundary (Load, Sources): the
+// user's own policy.yaml in ConfigDir, a --policy file, and the workspace's
+// agentbox.yaml only in the exact content the user trusted (TrustStore),
+// since the workspace is the agent's side. Every policy file is read with
+// ReadFile: no symbolic link followed, regular files only, MaxFileSize at
+// most. A runtime root would execute must lie outside the workspace and be
+// writable by root or the invoking user only (resolveRuntime).
 package policy
