@@ -150,6 +150,9 @@ var probeTable = map[string]probeRow{
 		object: "/proc/kcore", standIn: standIn{cover: "/proc", file: "/proc/kcore"},
 	},
 	"proc-keys-unreadable": {site: siteKernel, how: "/proc/keys not masked"},
+	"kernel-cmdline-hidden": {
+		site: siteKernel, how: "/proc/cmdline, /proc/bootconfig and /proc/config.gz not masked (the host's kernel command line shows)", observed: "readable",
+	},
 	"kallsyms-addresses-hidden": {
 		site: siteHost,
 		how:  "unmasked, /proc/kallsyms shows addresses only with CAP_SYSLOG in the initial user namespace (kernel.perf_event_paranoid >= 2)",
