@@ -3,10 +3,13 @@ package audit
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentbox/agentbox/spec"
 )
 
 // hardened is a model that every check passes.
@@ -336,5 +339,51 @@ func TestResolveFollowsSymlinks(t *testing.T) {
 	r := Audit([]Container{c}, Options{Workspaces: []string{"/work/project"}})
 	if got := codesOf(r.Containers[0].Findings); !cmp.Equal(got, []string{"container-socket-mounted critical"}) {
 		t.Errorf("findings = %v", got)
+	}
+}
+
+// TestProcMasksFollowTheSpec: the audit expects of any container the
+// masks every engine shares, read from the spec's one list, and names what
+// is missing; the masks only agentbox adds (the boot facts) are not
+// expected of others, and agentbox's own spec passes.
+func TestProcMasksFollowTheSpec(t *testing.T) {
+	without := func(list []string, drop ...string) []string {
+		var out []string
+		for _, p := range list {
+			if !slices.Contains(drop, p) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	all, ro := spec.Paths(spec.MaskedPaths), spec.Paths(spec.ReadonlyPaths)
+	tests := []struct {
+		name    string
+		masked  []string
+		missing []string
+	}{
+		{"agentbox's spec", all, nil},
+		{"the engines' share only", spec.EnginePaths(spec.MaskedPaths), nil},
+		{"no boot facts masked", without(all, "/proc/cmdline", "/proc/bootconfig", "/proc/config.gz"), nil},
+		{"keys and firmware unmasked", without(all, "/proc/keys", "/sys/firmware"), []string{"/proc/keys", "/sys/firmware"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := hardened()
+			c.PathsKnown, c.ProcMounted, c.MaskedPaths, c.ReadonlyPaths = true, true, tt.masked, ro
+			fs := checkProcMasks(&c, &Options{})
+			if len(tt.missing) == 0 {
+				if len(fs) != 0 {
+					t.Errorf("findings %v, want none", fs)
+				}
+				return
+			}
+			if len(fs) != 1 || fs[0].Code != CodeProcMasks {
+				t.Fatalf("findings %v, want one %s", fs, CodeProcMasks)
+			}
+			if want := "these paths are neither masked nor read-only: " + strings.Join(tt.missing, ", "); fs[0].Detail != want {
+				t.Errorf("detail %q, want %q", fs[0].Detail, want)
+			}
+		})
 	}
 }

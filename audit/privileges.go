@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentbox/agentbox/spec"
 )
 
 // DefaultCaps is the capability set Docker (and containerd's default spec)
@@ -17,16 +19,13 @@ var DefaultCaps = []string{
 }
 
 // MaskedPaths and ReadonlyPaths are the /proc and /sys paths every engine
-// masks or makes read-only by default; missing ones are proc-masks-removed.
+// masks or makes read-only by default, taken from the spec's lists (the
+// entries engines share); missing ones are proc-masks-removed. agentbox
+// hides more (spec.MaskedPaths), but a container lacking only those has
+// lost no default.
 var (
-	MaskedPaths = []string{
-		"/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
-		"/proc/scsi", "/sys/firmware",
-	}
-	ReadonlyPaths = []string{
-		"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
-	}
+	MaskedPaths   = spec.EnginePaths(spec.MaskedPaths)
+	ReadonlyPaths = spec.EnginePaths(spec.ReadonlyPaths)
 )
 
 func checkRoot(c *Container, o *Options) []Finding {

@@ -33,6 +33,10 @@ func filesystemProbes() []Probe {
 			Summary: "/proc/keys is masked or unreadable",
 		},
 		{
+			Name: "kernel-cmdline-hidden", Group: GroupFilesystem, Expect: Deny, run: probeBootFacts,
+			Summary: "/proc/cmdline, /proc/bootconfig and /proc/config.gz read empty or not at all",
+		},
+		{
 			Name: "kallsyms-addresses-hidden", Group: GroupFilesystem, Expect: Deny, run: probeKallsyms,
 			Summary: "/proc/kallsyms shows no kernel addresses",
 		},
@@ -129,6 +133,44 @@ func probeProcKeys(e *Env) outcome {
 	}
 	d, o := decideRead(openClose(p, unix.O_RDONLY))
 	return outcome{target: p, decision: d, observed: o, detail: "open " + p + ": " + o}
+}
+
+// bootFacts are the host's boot facts that the sandbox must not read: the
+// kernel command line and boot configuration (which can hold secrets and
+// root= UUIDs) and the kernel's build configuration.
+var bootFacts = []string{"/proc/cmdline", "/proc/bootconfig", "/proc/config.gz"}
+
+// probeBootFacts reads one byte of each boot fact: a character device in its
+// place (the runtime's /dev/null mask), nothing to read, a refusal or no
+// such file is DENY; a byte read is ALLOW.
+func probeBootFacts(*Env) outcome {
+	var w worst
+	for _, p := range bootFacts {
+		d, o := readsAnything(p)
+		w.add(d, o, p+": "+o)
+	}
+	return w.outcome("host boot facts")
+}
+
+func readsAnything(p string) (Decision, string) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return decideRead(err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR {
+		return Deny, "masked"
+	}
+	var b [1]byte
+	n, err := unix.Read(fd, b[:])
+	switch {
+	case err != nil:
+		return decideRead(err)
+	case n == 0:
+		return Deny, "empty"
+	}
+	return Allow, "readable"
 }
 
 func findMountPoint(mounts []Mount, p string) (Mount, bool) {

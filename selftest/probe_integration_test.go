@@ -152,6 +152,7 @@ func TestProbesAllowAsRoot(t *testing.T) {
 var notConfinedByHelper = map[string]string{
 	"uid-map-non-identity": "no user namespace", "host-pids-invisible": "no PID namespace",
 	"device-nodes-minimal": "the host's /dev", "proc-keys-unreadable": "the host's /proc",
+	"kernel-cmdline-hidden": "the host's /proc",
 	"host-home-not-mounted": "the host's mounts", "container-socket-absent": "the host's mounts",
 }
 

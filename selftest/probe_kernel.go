@@ -52,6 +52,10 @@ func kernelProbes() []Probe {
 		sockProbe("packet-socket-denied", unix.AF_PACKET, unix.SOCK_RAW, 0, "AF_PACKET raw socket"),
 		sockProbe("raw-socket-denied", unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_TCP, "AF_INET raw socket"),
 		{
+			Name: "netlink-non-route-denied", Group: GroupKernel, Expect: Deny, run: probeNetlink,
+			Summary: "socket(2) of netlink protocols other than NETLINK_ROUTE, each closed at once",
+		},
+		{
 			Name: "mknod-block-denied", Group: GroupKernel, Expect: Deny, run: probeMknod,
 			Summary: "mknod(2) of a block device in a temporary directory, removed at once",
 		},
@@ -229,6 +233,35 @@ func sockProbe(name string, domain, typ, proto int, what string) Probe {
 		}
 		return outcome{target: what, decision: d, observed: o, detail: summary + ": " + o}
 	}}
+}
+
+// netlinkProtocols are the netlink protocols probeNetlink opens. Each is
+// built into every kernel that has netlink, so opening one loads no module;
+// NETLINK_ROUTE, which getaddrinfo needs, is the one a sandbox keeps.
+var netlinkProtocols = []struct {
+	name  string
+	proto int
+}{
+	{"NETLINK_KOBJECT_UEVENT", unix.NETLINK_KOBJECT_UEVENT},
+	{"NETLINK_SOCK_DIAG", unix.NETLINK_SOCK_DIAG},
+	{"NETLINK_GENERIC", unix.NETLINK_GENERIC},
+}
+
+// probeNetlink opens a netlink socket of each protocol and closes it: no
+// message is sent and nothing is bound. Creating one needs no privilege,
+// so only a seccomp filter refuses it; any protocol that opens is ALLOW.
+func probeNetlink(*Env) outcome {
+	var w worst
+	for _, p := range netlinkProtocols {
+		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, p.proto)
+		err = closeOnSuccess(uintptr(fd), err)
+		d, o := decideSyscall(err)
+		if d == Allow {
+			o = "opened"
+		}
+		w.add(d, o, p.name+": "+errnoName(err))
+	}
+	return w.outcome("AF_NETLINK")
 }
 
 func probeMknod(*Env) outcome {

@@ -179,3 +179,31 @@ func TestResultDigest(t *testing.T) {
 		t.Error("a changed decision still verifies or passes")
 	}
 }
+
+// TestReadsAnything: the boot-fact read decides on what one read returns,
+// not on whether the file opens.
+func TestReadsAnything(t *testing.T) {
+	dir := t.TempDir()
+	full, empty := filepath.Join(dir, "cmdline"), filepath.Join(dir, "empty")
+	if err := os.WriteFile(full, []byte("root=UUID=0b3c4d5e ro quiet\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path     string
+		decision Decision
+		observed string
+	}{
+		{full, Allow, "readable"},
+		{empty, Deny, "empty"},
+		{"/dev/null", Deny, "masked"},
+		{filepath.Join(dir, "gone"), Deny, "absent"},
+		{filepath.Join(full, "below-a-file"), Deny, "absent"},
+	} {
+		if d, o := readsAnything(tc.path); d != tc.decision || o != tc.observed {
+			t.Errorf("%s: %s %s, want %s %s", tc.path, d, o, tc.decision, tc.observed)
+		}
+	}
+}

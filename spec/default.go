@@ -10,16 +10,81 @@ var Namespaces = []specs.LinuxNamespaceType{
 	specs.MountNamespace, specs.UserNamespace, specs.CgroupNamespace,
 }
 
-// MaskedPaths hide kernel information and interfaces: Docker's defaults
-// plus /proc/kallsyms.
-var MaskedPaths = []string{
-	"/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kallsyms", "/proc/kcore",
-	"/proc/keys", "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi",
-	"/proc/timer_list", "/proc/timer_stats", "/sys/devices/virtual/powercap", "/sys/firmware",
+// KernelPath is a /proc or /sys path that every sandbox gets masked (the
+// runtime puts /dev/null on a file and an empty read-only tmpfs on a
+// directory; a path the kernel lacks is skipped) or mounted read-only.
+type KernelPath struct {
+	// Path is the path inside the sandbox.
+	Path string
+	// Engines is true when every engine's default (Docker, Podman,
+	// containerd) does the same, so that a container without it has lost a
+	// default: the audit expects these of any container. False means
+	// agentbox goes further than some engine.
+	Engines bool
+	// Reason says what the path would show or allow.
+	Reason string
 }
 
-// ReadonlyPaths are Docker's read-only /proc paths.
-var ReadonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+// MaskedPaths hide host facts and kernel interfaces: the engines' defaults,
+// the boot facts (command line, boot and build configuration) and more. A
+// sandbox's own processes stay visible: /proc/PID/cmdline and /proc/self
+// are not touched. Considered and left readable: /proc/modules and
+// /sys/module (module addresses are zeroed without CAP_SYSLOG, and
+// libapparmor reads /sys/module to tell whether AppArmor is on),
+// /proc/version (what uname says), /proc/cpuinfo and /proc/meminfo
+// (runtimes size thread pools and heaps from them) and the DMI strings
+// under /sys/devices/virtual/dmi (vendor and model; serials and the
+// product UUID are readable by host root only).
+var MaskedPaths = []KernelPath{
+	{"/proc/acpi", true, "the host firmware's ACPI interfaces"},
+	{"/proc/asound", false, "the host's sound cards and their controls"},
+	{"/proc/bootconfig", false, "the boot configuration (Linux 5.5+), kernel command-line options by another name"},
+	{"/proc/cmdline", false, "the kernel command line: root= UUIDs, boot options and, on some hosts, secrets (disk keys, cloud-init seeds, tokens)"},
+	{"/proc/config.gz", false, "the kernel's build configuration: which hardening options and subsystems the host kernel has"},
+	{"/proc/interrupts", false, "interrupt counts of the host's devices per CPU, a side channel and a hardware inventory"},
+	{"/proc/kallsyms", false, "the kernel symbol table; with addresses it defeats KASLR"},
+	{"/proc/kcore", true, "the host's physical memory as an ELF core file"},
+	{"/proc/keys", true, "the key retention service's keys the caller can see; keys are not namespaced"},
+	{"/proc/latency_stats", true, "latency accounting of every task on the host"},
+	{"/proc/sched_debug", true, "the scheduler's run queues: every task on the host, by name and pid"},
+	{"/proc/scsi", true, "the host's SCSI devices and, on old kernels, a bus rescan"},
+	{"/proc/timer_list", true, "every pending kernel timer with the task that set it, host-wide"},
+	{"/proc/timer_stats", true, "timer statistics of every process (kernels before 4.11)"},
+	{"/sys/devices/virtual/powercap", false, "RAPL energy counters, the PLATYPUS power side channel (CVE-2020-8694)"},
+	{"/sys/firmware", true, "the host firmware's ACPI tables, SMBIOS data, EFI variables and device tree"},
+}
+
+// ReadonlyPaths are the engines' read-only /proc paths. /proc/sys stays
+// readable, not masked: programs read sysctls (Go reads
+// net.core.somaxconn, allocators vm.overcommit_memory).
+var ReadonlyPaths = []KernelPath{
+	{"/proc/bus", true, "PCI and USB device access of the host"},
+	{"/proc/fs", true, "filesystem driver controls (nfsd, ext4)"},
+	{"/proc/irq", true, "interrupt affinity of the host's devices"},
+	{"/proc/sys", true, "sysctls: the namespaced ones would otherwise be writable by the sandbox's root"},
+	{"/proc/sysrq-trigger", true, "magic SysRq: reboot, crash or kill every process of the host"},
+}
+
+// Paths returns the paths of list, in order.
+func Paths(list []KernelPath) []string {
+	out := make([]string, len(list))
+	for i, p := range list {
+		out[i] = p.Path
+	}
+	return out
+}
+
+// EnginePaths returns the paths of list that every engine's default holds
+// too, in order.
+func EnginePaths(list []KernelPath) []string {
+	var out []string
+	for _, p := range list {
+		if p.Engines {
+			out = append(out, p.Path)
+		}
+	}
+	return out
+}
 
 // OCIVersion is the runtime-spec version the configs declare: the oldest
 // that has every field agentbox sets, so that the runtimes distributions
@@ -46,8 +111,8 @@ func Default() *specs.Spec {
 		Mounts: baseMounts(),
 		Linux: &specs.Linux{
 			Namespaces:    namespaces(),
-			MaskedPaths:   append([]string(nil), MaskedPaths...),
-			ReadonlyPaths: append([]string(nil), ReadonlyPaths...),
+			MaskedPaths:   Paths(MaskedPaths),
+			ReadonlyPaths: Paths(ReadonlyPaths),
 			Resources: &specs.LinuxResources{
 				Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
 			},

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"path"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -109,6 +111,12 @@ func TestDefaultIsLockedDown(t *testing.T) {
 			t.Errorf("%s is not masked", p)
 		}
 	}
+	// The host's boot facts: command line, boot and build configuration.
+	for _, p := range []string{"/proc/cmdline", "/proc/bootconfig", "/proc/config.gz"} {
+		if !contains(s.Linux.MaskedPaths, p) {
+			t.Errorf("%s is not masked", p)
+		}
+	}
 	for _, p := range []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"} {
 		if !contains(s.Linux.ReadonlyPaths, p) {
 			t.Errorf("%s is not read-only", p)
@@ -118,6 +126,32 @@ func TestDefaultIsLockedDown(t *testing.T) {
 		if (m.Destination == "/sys" || m.Destination == "/sys/fs/cgroup") && !contains(m.Options, "ro") {
 			t.Errorf("%s is writable", m.Destination)
 		}
+	}
+}
+
+// TestKernelPathsAreData: each masked or read-only path is absolute, listed
+// once in both lists together, says why, and leaves the sandbox's own
+// /proc/PID and /proc/self alone.
+func TestKernelPathsAreData(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range append(append([]KernelPath(nil), MaskedPaths...), ReadonlyPaths...) {
+		switch {
+		case seen[p.Path]:
+			t.Errorf("%s is listed twice", p.Path)
+		case path.Clean(p.Path) != p.Path || !strings.HasPrefix(p.Path, "/proc/") && !strings.HasPrefix(p.Path, "/sys/"):
+			t.Errorf("%s is not a clean /proc or /sys path", p.Path)
+		case strings.HasPrefix(p.Path, "/proc/self") || strings.HasPrefix(p.Path, "/proc/thread-self"):
+			t.Errorf("%s hides the sandbox's own process", p.Path)
+		case len(strings.Fields(p.Reason)) < 4:
+			t.Errorf("%s: reason %q is not a reason", p.Path, p.Reason)
+		}
+		seen[p.Path] = true
+	}
+	if got := EnginePaths(MaskedPaths); len(got) == 0 || len(got) == len(MaskedPaths) || !contains(got, "/proc/keys") || contains(got, "/proc/cmdline") {
+		t.Errorf("EnginePaths(MaskedPaths) = %v, want the engines' share: /proc/keys but not /proc/cmdline", got)
+	}
+	if d := cmp.Diff(Paths(MaskedPaths), Default().Linux.MaskedPaths); d != "" {
+		t.Errorf("Default's masked paths (-list +spec):\n%s", d)
 	}
 }
 

@@ -95,6 +95,7 @@ var probeTable = map[string]probeRow{
 	"process-vm-readv-pid1-denied": {site: siteKernel, how: "CAP_SYS_PTRACE (init is not dumpable), no seccomp filter"},
 	"packet-socket-denied":         {site: siteKernel, how: "CAP_NET_RAW over the network namespace"},
 	"raw-socket-denied":            {site: siteKernel, how: "CAP_NET_RAW over the network namespace"},
+	"netlink-non-route-denied":     {site: siteKernel, how: "no seccomp filter (any user may open a netlink socket of any protocol)", observed: "opened"},
 	"chroot-denied":                {site: siteKernel, how: "CAP_SYS_CHROOT"},
 	"capabilities-zero":            {site: siteKernel, how: "every capability in every set"},
 	"seccomp-filter":               {site: siteKernel, how: "no seccomp filter"},
@@ -149,6 +150,9 @@ var probeTable = map[string]probeRow{
 		object: "/proc/kcore", standIn: standIn{cover: "/proc", file: "/proc/kcore"},
 	},
 	"proc-keys-unreadable": {site: siteKernel, how: "/proc/keys not masked"},
+	"kernel-cmdline-hidden": {
+		site: siteKernel, how: "/proc/cmdline, /proc/bootconfig and /proc/config.gz not masked (the host's kernel command line shows)", observed: "readable",
+	},
 	"kallsyms-addresses-hidden": {
 		site: siteHost,
 		how:  "unmasked, /proc/kallsyms shows addresses only with CAP_SYSLOG in the initial user namespace (kernel.perf_event_paranoid >= 2)",

@@ -27,6 +27,13 @@ const (
 	afNetlink = 16
 	afPacket  = 17
 
+	// Netlink protocols (linux/netlink.h): the one allowed and the ones the
+	// tests and DeniedCalls name.
+	netlinkRoute         = 0
+	netlinkSockDiag      = 4
+	netlinkAudit         = 9
+	netlinkKobjectUevent = 15
+
 	sockStream    = 1
 	sockDgram     = 2
 	sockRaw       = 3
@@ -259,9 +266,7 @@ func networkRules() []Rule {
 		name  string
 		value uint64
 	}{{"SOCK_RAW", sockRaw}, {"SOCK_DGRAM", sockDgram}} {
-		rules = append(rules, socketRule(afNetlink, typ.value,
-			"socket(AF_NETLINK, "+typ.name+"): glibc's getaddrinfo and getifaddrs ask rtnetlink for the "+
-				"interfaces; netlink is namespaced and writes need CAP_NET_ADMIN."))
+		rules = append(rules, netlinkRouteRule(typ.value, typ.name))
 	}
 	return rules
 }
@@ -281,6 +286,33 @@ func socketRule(domain, typ uint64, reason string) Rule {
 		MinKernel: v2_6,
 		Reason: reason + " Everything else (AF_PACKET, SOCK_RAW, SOCK_PACKET, AF_VSOCK, AF_ALG, ...) " +
 			"is refused: an agent needs neither packet capture, raw IP nor host-guest channels.",
+	}
+}
+
+// netlinkRouteRule allows socket(AF_NETLINK, typ, NETLINK_ROUTE) and no
+// other netlink protocol. libseccomp compares each argument on its own, so
+// "AF_NETLINK only with NETLINK_ROUTE" is an allow rule with three
+// conditions (domain, type and protocol) while the other domains have rules
+// of their own; a netlink socket matching none of these falls to the
+// default action. The protocol is compared in full (64 bits): the kernel
+// reads it as an int, so a caller setting upper bits can only make the
+// filter refuse a call the kernel would have taken as NETLINK_ROUTE.
+func netlinkRouteRule(typ uint64, typName string) Rule {
+	return Rule{
+		Names:  []string{"socket"},
+		Action: specs.ActAllow,
+		Args: []specs.LinuxSeccompArg{
+			{Index: 0, Value: afNetlink, Op: specs.OpEqualTo},
+			{Index: 1, Value: sockTypeMask, ValueTwo: typ, Op: specs.OpMaskedEqual},
+			{Index: 2, Value: netlinkRoute, Op: specs.OpEqualTo},
+		},
+		MinKernel: v2_6,
+		Reason: "socket(AF_NETLINK, " + typName + ", NETLINK_ROUTE): glibc's getaddrinfo and getifaddrs, Go's net " +
+			"package and libuv ask rtnetlink for the interfaces and addresses; it is namespaced and its writes need " +
+			"CAP_NET_ADMIN. Every other netlink protocol (NETLINK_AUDIT, NETLINK_KOBJECT_UEVENT, NETLINK_SOCK_DIAG, " +
+			"NETLINK_NETFILTER, NETLINK_XFRM, NETLINK_GENERIC, ...) is refused: each reaches a kernel subsystem an " +
+			"agent needs none of (the audit log and device events are host-wide, nf_tables and xfrm have a long " +
+			"record of privilege escalations).",
 	}
 }
 

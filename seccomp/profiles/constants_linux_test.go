@@ -30,6 +30,10 @@ func TestConstantsMatchTheKernelHeaders(t *testing.T) {
 		{"SOCK_RAW", sockRaw, unix.SOCK_RAW},
 		{"SOCK_SEQPACKET", sockSeqpacket, unix.SOCK_SEQPACKET},
 		{"SOCK_PACKET", sockPacket, unix.SOCK_PACKET},
+		{"NETLINK_ROUTE", netlinkRoute, unix.NETLINK_ROUTE},
+		{"NETLINK_SOCK_DIAG", netlinkSockDiag, unix.NETLINK_SOCK_DIAG},
+		{"NETLINK_AUDIT", netlinkAudit, unix.NETLINK_AUDIT},
+		{"NETLINK_KOBJECT_UEVENT", netlinkKobjectUevent, unix.NETLINK_KOBJECT_UEVENT},
 		{"EPERM", errnoEPERM, uint64(unix.EPERM)},
 		{"ENOSYS", errnoENOSYS, uint64(unix.ENOSYS)},
 	} {

@@ -120,6 +120,12 @@ func deniedCalls() []Call {
 			Reason: "SOCK_PACKET is the obsolete spelling of a packet socket.",
 		},
 		{
+			Label: "socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)", Name: "socket",
+			Args: []ArgValue{{Index: 0, Value: afNetlink}, {Index: 1, Value: sockRaw}, {Index: 2, Value: netlinkKobjectUevent}},
+			Reason: "Netlink protocols other than NETLINK_ROUTE reach the host's device events, the audit " +
+				"log, socket diagnostics, netfilter and the generic netlink families; this one stands for all of them.",
+		},
+		{
 			Label: "personality(READ_IMPLIES_EXEC)", Name: "personality",
 			Args:   []ArgValue{{Index: 0, Value: readImpliesExec}},
 			Reason: "READ_IMPLIES_EXEC makes every readable mapping executable.",

@@ -9,10 +9,10 @@
 // mounting and the new mount API, ptrace and cross-process memory access,
 // kexec and kernel modules, the key retention service, bpf, perf events,
 // userfaultfd, io_uring, unshare and setns, clone with any CLONE_NEW* flag,
-// file handles, packet and raw sockets, and the syscalls Docker grants only
-// to a container holding a capability (the sandbox holds none). clone3 answers
-// ENOSYS rather than EPERM so that libc falls back to clone, whose flags a
-// seccomp filter can inspect.
+// file handles, packet and raw sockets, netlink protocols other than
+// NETLINK_ROUTE, and the syscalls Docker grants only to a container holding a
+// capability (the sandbox holds none). clone3 answers ENOSYS rather than EPERM
+// so that libc falls back to clone, whose flags a seccomp filter can inspect.
 //
 // The filter names only the native architecture (SCMP_ARCH_X86_64 or
 // SCMP_ARCH_AARCH64). A syscall made through another ABI of the same CPU (the

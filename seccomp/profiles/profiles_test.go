@@ -163,30 +163,69 @@ func TestCloneFlagFilter(t *testing.T) {
 
 func TestSocketFilter(t *testing.T) {
 	const sockNonblock, sockCloexec = 0o4000, 0o2000000
+	const netlinkNetfilter, netlinkGeneric, netlinkXfrm = 12, 16, 6
 	tests := []struct {
-		domain, typ uint64
-		allow       bool
+		domain, typ, proto uint64
+		allow              bool
 	}{
-		{afInet, sockStream, true},
-		{afInet, sockStream | sockNonblock | sockCloexec, true},
-		{afInet6, sockDgram, true},
-		{afUnix, sockSeqpacket, true},
-		{afUnix, sockDgram | sockCloexec, true},
-		{afNetlink, sockRaw | sockCloexec, true},
-		{afPacket, sockRaw, false},
-		{afPacket, sockDgram, false},
-		{afInet, sockRaw, false},
-		{afInet6, sockRaw, false},
-		{afInet, sockPacket, false},
-		{40 /* AF_VSOCK */, sockStream, false},
-		{38 /* AF_ALG */, sockSeqpacket, false},
-		{0x1_0000_0000 | afPacket, sockDgram, false},
+		{afInet, sockStream, 0, true},
+		{afInet, sockStream | sockNonblock | sockCloexec, 6 /* IPPROTO_TCP */, true},
+		{afInet6, sockDgram, 0, true},
+		{afUnix, sockSeqpacket, 0, true},
+		{afUnix, sockDgram | sockCloexec, 0, true},
+		{afNetlink, sockRaw | sockCloexec, netlinkRoute, true},
+		{afNetlink, sockDgram, netlinkRoute, true},
+		{afNetlink, sockRaw | sockCloexec, netlinkKobjectUevent, false},
+		{afNetlink, sockDgram, netlinkSockDiag, false},
+		{afNetlink, sockRaw, netlinkAudit, false},
+		{afNetlink, sockRaw, netlinkNetfilter, false},
+		{afNetlink, sockRaw, netlinkGeneric, false},
+		{afNetlink, sockDgram, netlinkXfrm, false},
+		{afNetlink, sockRaw, 0x1_0000_0000 | netlinkAudit, false},
+		{afNetlink, sockStream, netlinkRoute, false},
+		{afPacket, sockRaw, 0, false},
+		{afPacket, sockDgram, 0, false},
+		{afInet, sockRaw, 0, false},
+		{afInet6, sockRaw, 0, false},
+		{afInet, sockPacket, 0, false},
+		{40 /* AF_VSOCK */, sockStream, 0, false},
+		{38 /* AF_ALG */, sockSeqpacket, 0, false},
+		{0x1_0000_0000 | afPacket, sockDgram, 0, false},
 	}
 	for _, tt := range tests {
-		got := allowedBy(Default().Rules, "socket", tt.domain, tt.typ)
+		got := allowedBy(Default().Rules, "socket", tt.domain, tt.typ, tt.proto)
 		if got != tt.allow {
-			t.Errorf("socket(%d, %#x): allowed=%v, want %v", tt.domain, tt.typ, got, tt.allow)
+			t.Errorf("socket(%d, %#x, %#x): allowed=%v, want %v", tt.domain, tt.typ, tt.proto, got, tt.allow)
 		}
+	}
+}
+
+// TestNetlinkRulesCarryTheirReason: each netlink rule names the one
+// protocol it allows, says why the others are refused, and needs no kernel
+// newer than the socket rules.
+func TestNetlinkRulesCarryTheirReason(t *testing.T) {
+	var n int
+	for _, r := range Default().Rules {
+		if !slices.Contains(r.Names, "socket") || len(r.Args) == 0 || r.Args[0].Value != afNetlink {
+			continue
+		}
+		n++
+		if !slices.ContainsFunc(r.Args, func(a specs.LinuxSeccompArg) bool {
+			return a.Index == 2 && a.Op == specs.OpEqualTo && a.Value == netlinkRoute
+		}) {
+			t.Errorf("netlink rule %v does not pin the protocol to NETLINK_ROUTE", r.Args)
+		}
+		for _, word := range []string{"NETLINK_ROUTE", "NETLINK_KOBJECT_UEVENT", "NETLINK_AUDIT", "NETLINK_SOCK_DIAG"} {
+			if !strings.Contains(r.Reason, word) {
+				t.Errorf("netlink rule's reason does not mention %s: %q", word, r.Reason)
+			}
+		}
+		if r.MinKernel != v2_6 {
+			t.Errorf("netlink rule needs Linux %s, want %s", r.MinKernel, v2_6)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d netlink socket rules, want 2 (SOCK_RAW and SOCK_DGRAM)", n)
 	}
 }
 
