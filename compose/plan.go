@@ -27,8 +27,8 @@ var PlanArgv = []string{"/bin/sh"}
 //   - limits can be applied: the engine's daemon applies them;
 //   - no user namespace: the agent's ids are host ids (Docker without
 //     userns-remap), so MapIDs maps each id to itself;
-//   - the OCI runtime is the engine's: one that is not installed on this
-//     host is not an error;
+//   - the OCI runtime is the engine's (EngineRuntime): agentbox runs none,
+//     so one that is not installed on this host is not an error;
 //   - no gateway socket: the gateway is a service of the project;
 //   - where AppArmor is enabled, agentbox's profile is used: the project
 //     carries it, and whoever starts the project loads it first.
@@ -39,9 +39,7 @@ func PlanHost(h policy.Host) policy.Host {
 	h.RootlessSingle = false
 	h.Terminal = false
 	h.MapIDs = identityMap
-	if h.FS != nil {
-		h.FS = engineFS{h.FS}
-	}
+	h.EngineRuntime = true
 	return h
 }
 
@@ -55,19 +53,6 @@ func identityMap(req policy.IDRequest) (uids, gids []specs.LinuxIDMapping, err e
 	}
 	return []specs.LinuxIDMapping{{ContainerID: req.UID, HostID: uid, Size: 1}},
 		[]specs.LinuxIDMapping{{ContainerID: req.GID, HostID: gid, Size: 1}}, nil
-}
-
-// engineFS is the host's file system, except that a command not on the PATH
-// resolves to its bare name: planning looks up only the OCI runtime by name,
-// and in compose the engine picks its own.
-type engineFS struct{ policy.FS }
-
-func (f engineFS) LookPath(name string) (string, error) {
-	p, err := f.FS.LookPath(name)
-	if err != nil {
-		return name, nil
-	}
-	return p, nil
 }
 
 // ResolveOutDir makes dir absolute and resolves the symlinks of the part of

@@ -47,6 +47,11 @@ type Host struct {
 	// subordinate ids (or no newuidmap): its own uid is then the only id of
 	// the sandbox, and the agent is root of its user namespace.
 	RootlessSingle bool
+	// EngineRuntime is true when a container engine (Docker, Podman) runs
+	// the sandbox with a runtime of its own choosing: agentbox executes no
+	// runtime, so the named one is recorded as given, neither looked up on
+	// this host nor checked as a program root would run.
+	EngineRuntime bool
 	// FS reads paths: stat, symlink resolution and PATH lookup.
 	FS FS
 	// MapIDs builds the user namespace maps for an identity (userns does

@@ -119,18 +119,18 @@ func (r *resolver) refuse(field, given, real string, c pathClass) error {
 }
 
 func (r *resolver) accepts(code, subject string) bool {
-	for _, a := range r.p.Accept {
-		if a.Code == code && (a.Subject == "" || a.Subject == subject || filepath.Clean(a.Subject) == subject) {
-			return true
-		}
-	}
-	return false
+	_, ok := Accepting(r.p.Accept, code, subject)
+	return ok
 }
 
 func (r *resolver) resolveRuntime() error {
 	name := r.p.Runtime
 	if name == "" {
 		name = "runc"
+	}
+	if r.h.EngineRuntime {
+		r.plan.Runtime = Runtime{Name: filepath.Base(name)}
+		return nil
 	}
 	path, err := r.h.FS.LookPath(name)
 	if err != nil {
