@@ -31,7 +31,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -99,6 +98,9 @@ type Adapter interface {
 	// Prepare returns the Launch for argv. env is the environment the agent
 	// will get otherwise (some agents read their mode from it).
 	Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error)
+	// Permission is the permission mode the agent's arguments (argv
+	// without argv[0]) and environment select.
+	Permission(args []string, env map[string]string) Permission
 }
 
 var adapters = map[string]Adapter{}
@@ -109,11 +111,7 @@ func register(a Adapter) { adapters[a.Name()] = a }
 // codex, claude, gemini, goose, aider or opencode (a ".js" or ".exe" suffix
 // is ignored), or the generic adapter.
 func Detect(argv0 string) Adapter {
-	name := filepath.Base(argv0)
-	for _, suffix := range []string{".js", ".mjs", ".exe"} {
-		name = strings.TrimSuffix(name, suffix)
-	}
-	if a, ok := adapters[name]; ok {
+	if a, ok := adapters[programName(argv0)]; ok {
 		return a
 	}
 	return generic{}

@@ -195,3 +195,33 @@ func TestTokenVars(t *testing.T) {
 		}
 	}
 }
+
+func TestPermissionOf(t *testing.T) {
+	tests := []struct {
+		argv  []string
+		env   map[string]string
+		agent string
+		auto  bool
+		known bool
+	}{
+		{[]string{"/usr/bin/codex", "exec", "x"}, nil, "codex", true, true},
+		{[]string{"codex", "--full-auto"}, nil, "codex", true, true},
+		{[]string{"claude"}, map[string]string{"CLAUDE_CODE_DANGEROUSLY_SKIP_PERMISSIONS": "1"}, "claude", true, true},
+		{[]string{"claude"}, nil, "claude", false, true},
+		{[]string{"aider"}, map[string]string{"AIDER_YES_ALWAYS": "true"}, "aider", true, true},
+		{[]string{"cline", "--yolo"}, nil, "cline", true, true},
+		{[]string{"make", "-y"}, nil, "generic", false, false},
+	}
+	for _, tt := range tests {
+		agent, p, known := PermissionOf(tt.argv, tt.env)
+		if agent != tt.agent || p.AutoApprove != tt.auto || known != tt.known {
+			t.Errorf("PermissionOf(%q, %v) = %s %+v %v, want %s auto=%v known=%v", tt.argv, tt.env, agent, p, known, tt.agent, tt.auto, tt.known)
+		}
+	}
+	if a, ok := EnvAutoApprove("goose_mode", "Auto"); !ok || a != "goose" {
+		t.Errorf("EnvAutoApprove(goose_mode=Auto) = %s, %v", a, ok)
+	}
+	if _, ok := EnvAutoApprove("GOOSE_MODE", "approve"); ok {
+		t.Error("GOOSE_MODE=approve is not auto-approve")
+	}
+}

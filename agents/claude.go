@@ -23,7 +23,13 @@ func (c claude) Prepare(argv []string, env map[string]string, gw Gateway) (Launc
 		"IS_SANDBOX":                               "1",
 		TokenEnv:                                   gw.Token,
 	})
-	return Launch{Agent: c.Name(), Argv: append([]string(nil), argv...), Env: e, Permission: claudePermission(argv[1:])}, nil
+	return Launch{Agent: c.Name(), Argv: append([]string(nil), argv...), Env: e, Permission: c.Permission(argv[1:], env)}, nil
+}
+
+// Permission reads Claude Code's permission mode from its flags and
+// environment.
+func (claude) Permission(args []string, env map[string]string) Permission {
+	return withEnv("claude", claudePermission(args), env)
 }
 
 // claudePermission reads Claude Code's permission mode from its flags.

@@ -46,9 +46,12 @@ func (c codex) Prepare(argv []string, env map[string]string, gw Gateway) (Launch
 		Agent:      c.Name(),
 		Argv:       out,
 		Env:        merge(proxyEnv(gw), map[string]string{TokenEnv: gw.Token}),
-		Permission: codexPermission(argv[1:]),
+		Permission: c.Permission(argv[1:], env),
 	}, nil
 }
+
+// Permission reads codex's approval policy and sandbox mode.
+func (codex) Permission(args []string, _ map[string]string) Permission { return codexPermission(args) }
 
 // codexValueFlags are codex options that take a value, so that their value
 // is not mistaken for a subcommand.

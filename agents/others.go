@@ -11,6 +11,7 @@ type (
 	goose    struct{}
 	aider    struct{}
 	opencode struct{}
+	cline    struct{}
 )
 
 func init() {
@@ -18,27 +19,56 @@ func init() {
 	register(goose{})
 	register(aider{})
 	register(opencode{})
+	register(cline{})
 }
 
 func (gemini) Name() string   { return "gemini" }
 func (goose) Name() string    { return "goose" }
 func (aider) Name() string    { return "aider" }
 func (opencode) Name() string { return "opencode" }
+func (cline) Name() string    { return "cline" }
 
 func (a gemini) Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error) {
-	return genericLaunch(a.Name(), argv, gw, geminiPermission(argv[1:])), nil
+	return genericLaunch(a.Name(), argv, gw, a.Permission(argv[1:], env)), nil
 }
 
 func (a goose) Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error) {
-	return genericLaunch(a.Name(), argv, gw, goosePermission(env)), nil
+	return genericLaunch(a.Name(), argv, gw, a.Permission(argv[1:], env)), nil
 }
 
 func (a aider) Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error) {
-	return genericLaunch(a.Name(), argv, gw, aiderPermission(argv[1:])), nil
+	return genericLaunch(a.Name(), argv, gw, a.Permission(argv[1:], env)), nil
 }
 
 func (a opencode) Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error) {
-	return genericLaunch(a.Name(), argv, gw, opencodePermission(argv[1:], env)), nil
+	return genericLaunch(a.Name(), argv, gw, a.Permission(argv[1:], env)), nil
+}
+
+func (a cline) Prepare(argv []string, env map[string]string, gw Gateway) (Launch, error) {
+	return genericLaunch(a.Name(), argv, gw, a.Permission(argv[1:], env)), nil
+}
+
+// Permission reads each agent's mode from its flags and environment.
+func (gemini) Permission(args []string, env map[string]string) Permission {
+	return withEnv("gemini", geminiPermission(args), env)
+}
+
+func (goose) Permission(_ []string, env map[string]string) Permission { return goosePermission(env) }
+
+func (aider) Permission(args []string, env map[string]string) Permission {
+	return withEnv("aider", aiderPermission(args), env)
+}
+
+func (opencode) Permission(args []string, env map[string]string) Permission {
+	return opencodePermission(args, env)
+}
+
+// Permission: cline's --yolo (-y) approves every action.
+func (cline) Permission(args []string, _ map[string]string) Permission {
+	if flag, ok := hasFlag(args, "--yolo", "-y"); ok {
+		return Permission{Mode: "yolo", AutoApprove: true, Source: flag}
+	}
+	return Permission{Mode: "default", Source: "default"}
 }
 
 // geminiPermission: --yolo (-y) or --approval-mode yolo|auto_edit|default|plan.

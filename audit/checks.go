@@ -2,6 +2,8 @@ package audit
 
 import (
 	"path/filepath"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // Check is one named check over the model. Run returns the check's findings
@@ -81,18 +83,18 @@ func auditOne(c *Container, o *Options) []Finding {
 	return fs
 }
 
-// accept marks findings whose code is accepted with a reason.
-func accept(fs []Finding, reasons map[string]string) {
+// accept marks the findings an acceptance with a reason covers.
+func accept(fs []Finding, as []policy.Acceptance) {
 	for i := range fs {
-		if why, ok := reasons[fs[i].Code]; ok && why != "" {
-			fs[i].Accepted, fs[i].AcceptedReason = true, why
+		if a, ok := policy.Accepting(as, fs[i].Code, fs[i].Subject); ok && a.Reason != "" {
+			fs[i].Accepted, fs[i].AcceptedReason = true, a.Reason
 		}
 	}
 }
 
 // raiseAutoApprove makes auto-approve high when any other finding fails: it
 // multiplies every other fault.
-func raiseAutoApprove(fs []Finding, reasons map[string]string) {
+func raiseAutoApprove(fs []Finding, as []policy.Acceptance) {
 	others := false
 	for _, f := range fs {
 		if f.Code != CodeAutoApprove && f.Fails() {
@@ -108,7 +110,7 @@ func raiseAutoApprove(fs []Finding, reasons map[string]string) {
 			fs[i].Detail += "; raised to high because other faults were found"
 		}
 	}
-	accept(fs, reasons)
+	accept(fs, as)
 }
 
 // newFinding builds a finding with the catalog's severity, fix and probe.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/spec"
 )
 
@@ -136,8 +137,23 @@ func TestChecks(t *testing.T) {
 		{
 			"accepted fault does not raise auto-approve", func(c *Container) {
 				c.Command, c.NetworkMode = []string{"codex", "--yolo"}, "host"
-			}, &Options{Accept: map[string]string{CodeHostNetwork: "lab machine"}, Workspaces: []string{"/work/project"}},
+			}, &Options{Accept: []policy.Acceptance{{Code: CodeHostNetwork, Reason: "lab machine"}}, Workspaces: []string{"/work/project"}},
 			[]string{"host-network-mode critical accepted", "auto-approve-permission-mode info"},
+		},
+		{
+			// The review's confirmed bug: an accepted extra-writable-mount
+			// plus an auto-approve setting refused the launch.
+			"fault accepted for its subject does not raise auto-approve", func(c *Container) {
+				c.Command = []string{"codex", "--full-auto"}
+				c.Mounts = append(c.Mounts, Mount{Type: "bind", Source: "/srv/cache", Destination: "/srv/cache"})
+			}, &Options{Accept: []policy.Acceptance{{Code: CodeExtraWritable, Subject: "/srv/cache", Reason: "build cache"}}, Workspaces: []string{"/work/project"}},
+			[]string{"extra-writable-mount medium accepted", "auto-approve-permission-mode info"},
+		},
+		{
+			"a substring subject accepts nothing", func(c *Container) {
+				c.Mounts = append(c.Mounts, Mount{Type: "bind", Source: "/srv/cache-keys", Destination: "/k"})
+			}, &Options{Accept: []policy.Acceptance{{Code: CodeExtraWritable, Subject: "/srv/cache", Reason: "build cache"}}, Workspaces: []string{"/work/project"}},
+			[]string{"extra-writable-mount medium"},
 		},
 	}
 	for _, tc := range tests {
@@ -270,13 +286,17 @@ func TestAutoApproveArgv(t *testing.T) {
 	}{
 		{[]string{"codex", "--dangerously-bypass-approvals-and-sandbox"}, []string{"codex --dangerously-bypass-approvals-and-sandbox"}},
 		{[]string{"/usr/local/bin/codex", "--yolo"}, []string{"codex --yolo"}},
-		{[]string{"codex", "-a", "never", "exec", "x"}, []string{"codex -a never"}},
-		{[]string{"codex", "--ask-for-approval=never"}, []string{"codex --ask-for-approval=never"}},
-		{[]string{"codex", "-s", "danger-full-access"}, []string{"codex -s danger-full-access"}},
-		{[]string{"codex", "-c", `approval_policy="never"`}, []string{`codex -c approval_policy="never"`}},
+		{[]string{"codex", "-a", "never", "exec", "x"}, []string{"codex -a"}},
+		{[]string{"codex", "--ask-for-approval=never"}, []string{"codex --ask-for-approval"}},
+		{[]string{"codex", "-c", `approval_policy="never"`}, []string{"codex -c approval_policy"}},
+		// The review found these three missed by a second table here.
+		{[]string{"codex", "exec", "fix the tests"}, []string{"codex exec"}},
+		{[]string{"codex", "e", "fix the tests"}, []string{"codex exec"}},
+		{[]string{"codex", "--full-auto"}, []string{"codex --full-auto"}},
 		{[]string{"codex", "-a", "on-request"}, nil},
+		{[]string{"codex", "-s", "danger-full-access"}, nil}, // codex's own sandbox off, but it still asks
 		{[]string{"sh", "-c", "claude -p hi --dangerously-skip-permissions"}, []string{"claude --dangerously-skip-permissions"}},
-		{[]string{"claude", "--permission-mode", "bypassPermissions"}, []string{"claude --permission-mode bypassPermissions"}},
+		{[]string{"claude", "--permission-mode", "bypassPermissions"}, []string{"claude --permission-mode"}},
 		{[]string{"claude", "--permission-mode", "plan"}, nil},
 		{[]string{"gemini", "--yolo"}, []string{"gemini --yolo"}},
 		{[]string{"gemini", "-y"}, []string{"gemini -y"}},
@@ -286,7 +306,11 @@ func TestAutoApproveArgv(t *testing.T) {
 		{[]string{"mytool", "--yolo"}, nil},
 	}
 	for _, tc := range tests {
-		if got := approveInArgv(tc.argv); !cmp.Equal(got, tc.want) {
+		var got []string
+		for _, h := range approveInArgv(tc.argv) {
+			got = append(got, h.subject)
+		}
+		if !cmp.Equal(got, tc.want) {
 			t.Errorf("%q: got %q, want %q", tc.argv, got, tc.want)
 		}
 	}

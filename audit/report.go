@@ -6,6 +6,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // Finding is one fault found in one container (DESIGN.md §5).
@@ -53,8 +55,11 @@ type Options struct {
 	// in the run directory under /run); the socket, home and root checks
 	// still apply to them.
 	RuntimeFiles []string
-	// Accept maps a finding code to the written reason it is accepted.
-	Accept map[string]string
+	// Accept are the accepted findings, each with its written reason
+	// (policy.Acceptance.Covers decides which findings one covers). They
+	// are applied before auto-approve is raised, so an accepted finding
+	// never raises it.
+	Accept []policy.Acceptance
 	// HomeDirs are known home directories on the host, in addition to
 	// /home/*, /root, /Users/* and /var/home/*.
 	HomeDirs []string

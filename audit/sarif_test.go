@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // sarifSchemaValidator compiles the vendored OASIS SARIF 2.1.0 schema; the
@@ -50,7 +52,7 @@ func TestSARIFValidatesAgainstSchema(t *testing.T) {
 	}
 	cs = append(cs, parseFixture(t, "weak.json")...)
 	cs = append(cs, FromSpec(nil, "empty"))
-	r := Audit(cs, Options{Accept: map[string]string{CodeNoLimits: "short-lived test"}})
+	r := Audit(cs, Options{Accept: []policy.Acceptance{{Code: CodeNoLimits, Reason: "short-lived test"}}})
 	var buf bytes.Buffer
 	if err := WriteSARIF(&buf, r, "0.0.0-test"); err != nil {
 		t.Fatal(err)

@@ -67,3 +67,11 @@ func seccompOpt(v string, caps []string) Seccomp {
 func sortNetworks(ns []Network) {
 	sort.Slice(ns, func(i, j int) bool { return ns[i].Name < ns[j].Name })
 }
+
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}

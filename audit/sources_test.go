@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -144,7 +145,7 @@ func TestFromSpec(t *testing.T) {
 	}
 	r = Spec(s, Options{
 		Workspaces: []string{"/work/project"}, InternalNetworks: []string{"/run/netns/ab"},
-		Accept: map[string]string{CodeHomeDirectory: "test", CodeCapsAdded: "test", CodeDevices: "test", CodeSeccompUnconfined: "test", CodeSecretInEnv: "test"},
+		Accept: acceptAll("test", CodeHomeDirectory, CodeCapsAdded, CodeDevices, CodeSeccompUnconfined, CodeSecretInEnv),
 	})
 	if u := r.Unaccepted(); len(u) != 0 {
 		t.Errorf("unaccepted: %v", codesOf(u))
@@ -172,7 +173,7 @@ func TestLoadOCIErrors(t *testing.T) {
 	}
 	_, err := LoadOCI(dir)
 	var ie *InputError
-	if err == nil || !errorsAs(err, &ie) || ie.File != bad {
+	if err == nil || !errors.As(err, &ie) || ie.File != bad {
 		t.Fatalf("got %v", err)
 	}
 	if err := os.WriteFile(bad, []byte(`{"hostname":"x"}`), 0o644); err != nil {

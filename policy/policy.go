@@ -1,7 +1,7 @@
 package policy
 
 import (
-	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -133,21 +133,43 @@ const (
 type Acceptance struct {
 	// Code is the finding code, for example extra-writable-mount.
 	Code string `yaml:"code" json:"code"`
-	// Subject narrows the acceptance to findings whose subject contains
-	// this text. Empty means every finding with Code.
+	// Subject narrows the acceptance to the findings about this subject:
+	// the same subject, or, for an absolute path, that path or anything
+	// beneath it (a finding's "SRC -> DST" subject is matched by SRC).
+	// Never a substring: /srv/cache does not cover /home/ana/srv/cache-keys.
+	// Empty means every finding with Code.
 	Subject string `yaml:"subject,omitempty" json:"subject,omitempty"`
 	// Reason is why the finding is acceptable. It must not be empty.
 	Reason string `yaml:"reason" json:"reason"`
 }
 
-// ParseAcceptance parses the flag form CODE=reason.
-func ParseAcceptance(s string) (Acceptance, error) {
-	code, reason, ok := strings.Cut(s, "=")
-	code, reason = strings.TrimSpace(code), strings.TrimSpace(reason)
-	if !ok || code == "" || reason == "" {
-		return Acceptance{}, fmt.Errorf("--accept %q: want CODE=reason, for example --accept extra-writable-mount='shared build cache'", s)
+// Covers reports whether a tolerates a finding with this code and subject
+// (see Subject). It is the one acceptance rule: the planner's path
+// refusals, the self-audit, `agentbox audit` and compose --check all ask it.
+func (a Acceptance) Covers(code, subject string) bool {
+	if a.Code != code {
+		return false
 	}
-	return Acceptance{Code: code, Reason: reason}, nil
+	if a.Subject == "" || a.Subject == subject {
+		return true
+	}
+	want := filepath.Clean(a.Subject)
+	if !filepath.IsAbs(want) {
+		return false
+	}
+	src, _, _ := strings.Cut(subject, " -> ")
+	src = strings.TrimSpace(src)
+	return src == want || strings.HasPrefix(src, strings.TrimSuffix(want, "/")+"/")
+}
+
+// Accepting returns the first acceptance among as that covers the finding.
+func Accepting(as []Acceptance, code, subject string) (Acceptance, bool) {
+	for _, a := range as {
+		if a.Covers(code, subject) {
+			return a, true
+		}
+	}
+	return Acceptance{}, false
 }
 
 // Merge returns p with the fields set in o applied on top: scalars in o

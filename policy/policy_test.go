@@ -132,14 +132,25 @@ func TestMerge(t *testing.T) {
 	}
 }
 
-func TestParseAcceptance(t *testing.T) {
-	a, err := ParseAcceptance("extra-writable-mount=shared cache")
-	if err != nil || a != (Acceptance{Code: "extra-writable-mount", Reason: "shared cache"}) {
-		t.Errorf("got %+v, %v", a, err)
+func TestAcceptanceCovers(t *testing.T) {
+	tests := []struct {
+		name          string
+		a             Acceptance
+		code, subject string
+		want          bool
+	}{
+		{"code only", Acceptance{Code: "extra-writable-mount"}, "extra-writable-mount", "/srv/cache -> /srv/cache", true},
+		{"other code", Acceptance{Code: "extra-writable-mount"}, "home-directory-mounted", "/srv/cache", false},
+		{"exact subject", Acceptance{Code: "c", Subject: "OPENAI_API_KEY"}, "c", "OPENAI_API_KEY", true},
+		{"exact source of a bind", Acceptance{Code: "c", Subject: "/srv/cache"}, "c", "/srv/cache -> /cache", true},
+		{"beneath the path", Acceptance{Code: "c", Subject: "/srv/cache/"}, "c", "/srv/cache/go -> /srv/cache/go", true},
+		{"a substring is not a prefix", Acceptance{Code: "c", Subject: "/srv/cache"}, "c", "/home/ana/srv/cache-keys -> /k", false},
+		{"a sibling with the same prefix", Acceptance{Code: "c", Subject: "/srv/cache"}, "c", "/srv/cache-keys", false},
+		{"a word is matched exactly", Acceptance{Code: "c", Subject: "KEY"}, "c", "OPENAI_API_KEY", false},
 	}
-	for _, bad := range []string{"extra-writable-mount", "=why", "code= "} {
-		if _, err := ParseAcceptance(bad); err == nil {
-			t.Errorf("ParseAcceptance(%q) accepted", bad)
+	for _, tt := range tests {
+		if got := tt.a.Covers(tt.code, tt.subject); got != tt.want {
+			t.Errorf("%s: Covers(%q, %q) = %v, want %v", tt.name, tt.code, tt.subject, got, tt.want)
 		}
 	}
 }

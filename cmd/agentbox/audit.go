@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/policy"
 )
 
 func init() {
@@ -106,7 +107,7 @@ func auditOptions(io stdio, f auditFlags) (audit.Options, error) {
 		return audit.Options{}, fmt.Errorf("--format %q: want text, json or sarif", f.format)
 	}
 	o := audit.Options{
-		Accept: map[string]string{}, AllowEnv: f.allowEnv, InternalNetworks: f.internal,
+		AllowEnv: f.allowEnv, InternalNetworks: f.internal,
 		HomeDirs: audit.HostHomes("/etc/passwd", io.Getenv("HOME")),
 	}
 	for _, a := range f.accept {
@@ -114,7 +115,7 @@ func auditOptions(io stdio, f auditFlags) (audit.Options, error) {
 		if err != nil {
 			return o, err
 		}
-		o.Accept[code] = reason
+		o.Accept = append(o.Accept, policy.Acceptance{Code: code, Reason: reason})
 	}
 	for _, w := range f.workspaces {
 		abs, err := filepath.Abs(w)

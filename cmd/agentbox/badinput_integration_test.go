@@ -44,6 +44,7 @@ func TestBadInputIsOneLineAndLeavesNothing(t *testing.T) {
 		{"socket bind", ws, []string{"--ro-bind", sock, "--", "true"}, nil, exitUsage, "container engine socket"},
 		{"no command", ws, []string{}, nil, exitUsage, "no command"},
 		{"bad accept", ws, []string{"--accept", "runs-as-root", "--", "true"}, nil, exitUsage, "want CODE=reason"},
+		{"accept typo", ws, []string{"--accept", "extra-writable-mounts=cache", "--", "true"}, nil, exitUsage, `unknown finding code "extra-writable-mounts"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

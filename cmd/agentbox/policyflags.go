@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -116,11 +117,11 @@ func (f *policyFlags) policy() (policy.Policy, error) {
 		p.Gateway.Upstreams[name] = policy.Upstream{URL: url}
 	}
 	for _, a := range f.accept {
-		acc, err := policy.ParseAcceptance(a)
+		code, reason, err := audit.ParseAccept(a) // the catalog's codes only: a typo is an error
 		if err != nil {
-			return policy.Policy{}, &policy.InputError{Msg: err.Error()}
+			return policy.Policy{}, &policy.InputError{Field: "--accept", Msg: err.Error(), Fix: "see 'agentbox audit --codes' for the codes"}
 		}
-		p.Accept = append(p.Accept, acc)
+		p.Accept = append(p.Accept, policy.Acceptance{Code: code, Reason: reason})
 	}
 	return p, nil
 }

@@ -14,7 +14,7 @@ import (
 // accepts with a written reason nor the host imposes as a recorded residual
 // refuses the launch.
 func (l *launch) auditSpec() error {
-	opts := audit.Options{Workspaces: []string{l.plan.Workspace}, HomeDirs: l.host.Homes, AllowEnv: l.agent.TokenVars()}
+	opts := audit.Options{Workspaces: []string{l.plan.Workspace}, HomeDirs: l.host.Homes, AllowEnv: l.agent.TokenVars(), Accept: l.acceptances()}
 	for _, m := range l.plan.Mounts {
 		switch {
 		case m.ReadOnly && m.Kind == policy.KindInstall:
@@ -27,9 +27,7 @@ func (l *launch) auditSpec() error {
 	var refused []audit.Finding
 	for _, c := range report.Containers {
 		for _, f := range c.Findings {
-			if reason, ok := l.acceptance(f); ok {
-				f.Accepted, f.AcceptedReason = true, reason
-			} else if f.Fails() {
+			if f.Fails() {
 				refused = append(refused, f)
 			}
 			l.findings = append(l.findings, f)
@@ -44,21 +42,18 @@ func (l *launch) auditSpec() error {
 	return &refusal{fmt.Sprintf("the generated sandbox has %d finding(s) the policy does not accept: %s; accept one with --accept CODE=reason or in %s", len(refused), codes(refused), policy.FileName)}
 }
 
-// acceptance finds the policy's reason for a finding (a code, optionally
-// narrowed to a subject), or the host's reason when the finding is a
-// residual this host imposes.
-func (l *launch) acceptance(f audit.Finding) (string, bool) {
-	for _, a := range l.plan.Accepted {
-		if a.Code == f.Code && (a.Subject == "" || strings.Contains(f.Subject, a.Subject)) {
-			return a.Reason, true
-		}
-	}
+// acceptances are what the audit may tolerate: the policy's acceptances,
+// then each residual this host imposes (code only, the host's reason). The
+// audit applies them before it raises auto-approve, so an accepted finding
+// never makes auto-approve refuse the launch. (The self-audit sees the
+// spec, whose args are agentbox-init's; the agent's argv reaches the
+// auto-approve check through the agent adapter's environment only.)
+func (l *launch) acceptances() []policy.Acceptance {
+	as := append([]policy.Acceptance(nil), l.plan.Accepted...)
 	for _, r := range l.plan.Residuals {
-		if r.Code == f.Code {
-			return "host: " + r.Reason, true
-		}
+		as = append(as, policy.Acceptance{Code: r.Code, Reason: "host: " + r.Reason})
 	}
-	return "", false
+	return as
 }
 
 func codes(fs []audit.Finding) string {

@@ -31,8 +31,8 @@ type Options struct {
 	ReadOnlyPaths []string
 	// HomeDirs are home directories beyond the built-in patterns.
 	HomeDirs []string
-	// Accept are the accepted findings, each by code and, when its Subject
-	// is set, only for findings whose subject contains it; nil accepts none.
+	// Accept are the accepted findings (policy.Acceptance.Covers); nil
+	// accepts none.
 	Accept []policy.Acceptance
 }
 
@@ -46,10 +46,9 @@ func Services(cs []audit.Container, o Options) audit.Report {
 	for _, c := range cs {
 		opts := audit.Options{
 			Workspaces: o.Workspaces, ReadOnlyPaths: o.ReadOnlyPaths, HomeDirs: o.HomeDirs,
-			Accept: byCode(o.Accept), AllowEnv: tokenVars(c),
+			Accept: o.Accept, AllowEnv: tokenVars(c),
 		}
 		cr := audit.Audit([]audit.Container{c}, opts).Containers[0]
-		acceptSubjects(cr.Findings, o.Accept)
 		if IsGateway(c) {
 			acceptEgress(cr.Findings)
 		}
@@ -131,30 +130,6 @@ func relocate(r *audit.Report, from, to string) {
 		c.File, c.Model.File = move(c.File), move(c.Model.File)
 		for j := range c.Findings {
 			c.Findings[j].File = move(c.Findings[j].File)
-		}
-	}
-}
-
-// byCode is the acceptances that hold for every subject, by code, as the
-// audit takes them.
-func byCode(as []policy.Acceptance) map[string]string {
-	m := map[string]string{}
-	for _, a := range as {
-		if a.Subject == "" {
-			m[a.Code] = a.Reason
-		}
-	}
-	return m
-}
-
-// acceptSubjects marks the findings an acceptance narrowed to a subject
-// covers: same code, subject containing the acceptance's.
-func acceptSubjects(fs []audit.Finding, as []policy.Acceptance) {
-	for i := range fs {
-		for _, a := range as {
-			if a.Subject != "" && !fs[i].Accepted && fs[i].Code == a.Code && strings.Contains(fs[i].Subject, a.Subject) {
-				fs[i].Accepted, fs[i].AcceptedReason = true, a.Reason
-			}
 		}
 	}
 }
