@@ -36,9 +36,6 @@ type Status struct {
 	Reason  string // why it is not enabled, with the fix where there is one; empty when enabled
 }
 
-// Enabled reports whether AppArmor is enabled on this host.
-func Enabled() bool { return Check("/").Enabled }
-
 // Check inspects the host whose root directory is root (normally "/";
 // tests pass a fixture): AppArmor is enabled when the kernel parameter
 // /sys/module/apparmor/parameters/enabled reads "Y" and AppArmor's

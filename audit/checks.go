@@ -7,41 +7,44 @@ import (
 )
 
 // Check is one named check over the model. Run returns the check's findings
-// for one container; it reads only the model and the options.
+// for one container; it reads only the model and the options. Codes are the
+// finding codes it may report, as runc's validators name what they reject;
+// a test holds every check to them and every catalog code to a check.
 type Check struct {
-	Name string
-	Run  func(c *Container, o *Options) []Finding
+	Name  string
+	Codes []string
+	Run   func(c *Container, o *Options) []Finding
 }
 
 // checks is the ordered list of checks whose findings fail an audit. The
 // same list audits agentbox's own spec before launch and someone else's
 // container.
 var checks = []Check{
-	{"mounts", checkMounts},
-	{"engine-address", checkEngineEnv},
-	{"secret-in-environment", checkSecretEnv},
-	{"host-network-mode", checkHostNetwork},
-	{"network-policy-not-applied", checkNetworkPolicy},
-	{"runs-as-root", checkRoot},
-	{"privileged-container", checkPrivileged},
-	{"writable-root-filesystem", checkReadOnlyRoot},
-	{"capabilities", checkCaps},
-	{"new-privileges-allowed", checkNoNewPrivileges},
-	{"no-resource-limits", checkLimits},
-	{"seccomp", checkSeccomp},
-	{"apparmor-unconfined", checkAppArmor},
-	{"selinux-unconfined", checkSELinux},
-	{"proc-masks-removed", checkProcMasks},
-	{"host-namespaces", checkHostNamespaces},
-	{"devices-mounted", checkDevices},
-	{"sysctls-set", checkSysctls},
+	{"mounts", []string{CodeContainerSocket, CodeHostRoot, CodeHomeDirectory, CodeSystemDirectory, CodeExtraWritable}, checkMounts},
+	{"engine-address", []string{CodeContainerSocket}, checkEngineEnv},
+	{"secret-in-environment", []string{CodeSecretInEnv}, checkSecretEnv},
+	{"host-network-mode", []string{CodeHostNetwork}, checkHostNetwork},
+	{"network-policy-not-applied", []string{CodeNetworkPolicy}, checkNetworkPolicy},
+	{"runs-as-root", []string{CodeRunsAsRoot}, checkRoot},
+	{"privileged-container", []string{CodePrivileged}, checkPrivileged},
+	{"writable-root-filesystem", []string{CodeWritableRoot}, checkReadOnlyRoot},
+	{"capabilities", []string{CodeCapsAdded, CodeCapsNotDropped}, checkCaps},
+	{"new-privileges-allowed", []string{CodeNewPrivileges}, checkNoNewPrivileges},
+	{"no-resource-limits", []string{CodeNoLimits}, checkLimits},
+	{"seccomp", []string{CodeSeccompUnconfined, CodeSeccompWeak}, checkSeccomp},
+	{"apparmor-unconfined", []string{CodeAppArmor}, checkAppArmor},
+	{"selinux-unconfined", []string{CodeSELinux}, checkSELinux},
+	{"proc-masks-removed", []string{CodeProcMasks}, checkProcMasks},
+	{"host-namespaces", []string{CodeHostPID, CodeHostIPC, CodeHostUTS}, checkHostNamespaces},
+	{"devices-mounted", []string{CodeDevices}, checkDevices},
+	{"sysctls-set", []string{CodeSysctls}, checkSysctls},
 }
 
 // warnChecks is the ordered list of warn-only checks: their findings are
 // informational (auto-approve is raised afterwards when other faults exist).
 var warnChecks = []Check{
-	{"user-namespace-not-used", checkUserNS},
-	{"auto-approve-permission-mode", checkAutoApprove},
+	{"user-namespace-not-used", []string{CodeNoUserNS}, checkUserNS},
+	{"auto-approve-permission-mode", []string{CodeAutoApprove}, checkAutoApprove},
 }
 
 // Checks returns the ordered list of checks whose findings fail an audit.

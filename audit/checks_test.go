@@ -342,10 +342,48 @@ func TestCatalogIsComplete(t *testing.T) {
 			t.Errorf("%s: incomplete rule %+v", r.Code, r)
 		}
 	}
+	owner := map[string]string{}
 	for _, ch := range append(Checks(), WarnChecks()...) {
-		if ch.Name == "" || ch.Run == nil {
-			t.Errorf("unnamed check %+v", ch)
+		if ch.Name == "" || ch.Run == nil || len(ch.Codes) == 0 {
+			t.Errorf("check %q has no name, body or codes", ch.Name)
 		}
+		for _, code := range ch.Codes {
+			if _, ok := catalog[code]; !ok {
+				t.Errorf("check %s names %s, which is not in the catalog", ch.Name, code)
+			}
+			owner[code] = ch.Name
+		}
+	}
+	for _, r := range Catalog() {
+		if owner[r.Code] == "" {
+			t.Errorf("no check reports %s", r.Code)
+		}
+	}
+}
+
+// Every finding a check reports is one of its declared codes; the inputs
+// are every fixture this package has, weak and hardened.
+func TestChecksReportOnlyTheirCodes(t *testing.T) {
+	cs := []Container{hardened()}
+	for _, f := range []string{"faults.json", "weak.json", "hardened.json"} {
+		if _, err := os.Stat(filepath.Join("testdata", "inspect", f)); err == nil {
+			cs = append(cs, parseFixture(t, f)...)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range cs {
+		c := &cs[i]
+		for _, ch := range append(Checks(), WarnChecks()...) {
+			for _, f := range ch.Run(c, &Options{}) {
+				seen[f.Code] = true
+				if !slices.Contains(ch.Codes, f.Code) {
+					t.Errorf("check %s reported %s, not among its codes %v", ch.Name, f.Code, ch.Codes)
+				}
+			}
+		}
+	}
+	if len(seen) < 10 {
+		t.Errorf("the fixtures exercised only %d codes; the test proves little", len(seen))
 	}
 }
 

@@ -114,16 +114,6 @@ func (r Report) Accepted() []Finding {
 	return out
 }
 
-// Count returns the number of findings in the report, accepted and
-// informational ones included.
-func (r Report) Count() int {
-	n := 0
-	for _, c := range r.Containers {
-		n += len(c.Findings)
-	}
-	return n
-}
-
 // Record returns the report as one line of JSON (newline included): the
 // record a ledger or a labbook file stores.
 func (r Report) Record() ([]byte, error) {

@@ -33,7 +33,7 @@ func Capture() (policy.Host, error) {
 		Terminal: isTerminal(os.Stdin) && isTerminal(os.Stdout),
 		FS:       OSFS{},
 		SELinux:  selinux.GetEnabled(),
-		AppArmor: AppArmorEnabled("/"),
+		AppArmor: apparmor.Check("/").Enabled, // the one detection: module parameter and securityfs
 	}
 	if h.SELinux {
 		// Reserve this run's MCS level; the process and mount labels go to
@@ -153,11 +153,4 @@ func canLimit(euid uint32, v2 bool) (bool, string) {
 		return false, dir + " is not writable by this user"
 	}
 	return true, ""
-}
-
-// AppArmorEnabled reports whether AppArmor is enabled, reading the module
-// parameter under root (a test may point root at a fixture tree).
-func AppArmorEnabled(root string) bool {
-	b, err := os.ReadFile(filepath.Join(root, "sys/module/apparmor/parameters/enabled"))
-	return err == nil && strings.HasPrefix(string(b), "Y")
 }

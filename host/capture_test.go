@@ -1,12 +1,12 @@
 package host
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentbox/agentbox/apparmor"
 )
 
 func TestParseHomes(t *testing.T) {
@@ -34,21 +34,11 @@ func TestIsHome(t *testing.T) {
 	}
 }
 
-func TestAppArmorEnabledReadsTheModuleParameter(t *testing.T) {
-	for value, want := range map[string]bool{"Y\n": true, "N\n": false, "": false} {
-		root := t.TempDir()
-		dir := filepath.Join(root, "sys/module/apparmor/parameters")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "enabled"), []byte(value), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got := AppArmorEnabled(root); got != want {
-			t.Errorf("enabled=%q: AppArmorEnabled = %v, want %v", value, got, want)
-		}
-	}
-	if AppArmorEnabled(t.TempDir()) {
-		t.Error("a root without the module has no AppArmor")
+// The review's misplan: the module parameter said Y but securityfs was not
+// mounted, host facts said AppArmor, and run failed loading the profile
+// while doctor reported Landlock. Detection is apparmor.Check's, for both.
+func TestAppArmorNeedsSecurityfs(t *testing.T) {
+	if st := apparmor.Check("../apparmor/testdata/hosts/no-securityfs"); st.Enabled {
+		t.Errorf("no securityfs: %+v, want AppArmor disabled", st)
 	}
 }

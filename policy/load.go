@@ -152,8 +152,76 @@ func checkKeys(src Source, n *yaml.Node, t reflect.Type, path string) error {
 				return err
 			}
 		}
+	default:
+		return checkShape(src, n, t, path)
 	}
-	return nil // type mismatches are left to yaml.Decode, which names the line
+	return nil
+}
+
+// checkShape rejects a value whose YAML shape is not the field's: a list
+// where a mapping belongs, a word where a number belongs. The message names
+// the field and the shape it wants, not a Go type.
+func checkShape(src Source, n *yaml.Node, t reflect.Type, path string) error {
+	want := shapeOf(t)
+	bad := func() error {
+		return &InputError{File: src.File, Line: n.Line, Field: path, Msg: fmt.Sprintf("expected %s, got %s", want, describeNode(n))}
+	}
+	if k := t.Kind(); k == reflect.Struct || k == reflect.Map || k == reflect.Slice {
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return nil // an empty value is the zero value
+		}
+		return bad()
+	}
+	if n.Kind != yaml.ScalarNode {
+		return bad()
+	}
+	if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		return bad()
+	}
+	return nil
+}
+
+// shapeOf describes what a YAML value of type t looks like.
+func shapeOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct:
+		return "a mapping with " + strings.Join(sortedKeys(yamlFields(t)), ", ")
+	case reflect.Map:
+		return "a mapping of names to " + shapeOf(t.Elem())
+	case reflect.Slice:
+		return "a list of " + plural(shapeOf(t.Elem()))
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number of 0 or more"
+	default:
+		return "a string"
+	}
+}
+
+func plural(shape string) string {
+	switch shape {
+	case "a string":
+		return "strings"
+	case "a whole number":
+		return "whole numbers"
+	}
+	return "items, each " + shape
+}
+
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	default:
+		return fmt.Sprintf("%q", n.Value)
+	}
 }
 
 func checkMapping(src Source, n *yaml.Node, t reflect.Type, path string) error {

@@ -231,6 +231,15 @@ func mergeUpstreams(p, o map[string]Upstream) map[string]Upstream {
 		if v.KeyFile != "" {
 			u.KeyFile = v.KeyFile
 		}
+		if v.Auth != "" {
+			u.Auth = v.Auth
+		}
+		if v.Models != nil {
+			u.Models = append([]string(nil), v.Models...)
+		}
+		if v.CAFile != "" {
+			u.CAFile = v.CAFile
+		}
 		out[k] = u
 	}
 	return out

@@ -14,8 +14,11 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 	}{
 		{"unknown top-level key", "workspace: .\nnetwork_mode: host\n", "agentbox.yaml:2: network_mode: unknown key \"network_mode\""},
 		{"unknown nested key", "limits:\n  memory: 1GiB\n  swap: 2GiB\n", "agentbox.yaml:3: limits.swap: unknown key \"swap\""},
-		{"wrong type", "limits:\n  pids: many\n", "agentbox.yaml:2: cannot unmarshal !!str `many` into int64"},
-		{"list instead of scalar", "runtime: [runc]\n", "agentbox.yaml:1: cannot unmarshal !!seq into string"},
+		{"wrong type", "limits:\n  pids: many\n", `agentbox.yaml:2: limits.pids: expected a whole number, got "many"`},
+		{"list instead of scalar", "runtime: [runc]\n", "agentbox.yaml:1: runtime: expected a string, got a list"},
+		{"list instead of mapping", "binds: [/x]\n", "agentbox.yaml:1: binds: expected a mapping with read_only, read_write, got a list"},
+		{"scalar instead of list", "env:\n  allow: HOME\n", `agentbox.yaml:2: env.allow: expected a list of strings, got "HOME"`},
+		{"negative where unsigned", "limits:\n  cpu_weight: -1\n", `agentbox.yaml:2: limits.cpu_weight: expected a whole number of 0 or more, got "-1"`},
 		{"second document", "runtime: runc\n---\nruntime: crun\n", "agentbox.yaml:2: a second YAML document"},
 		{"not a mapping", "- runc\n", "agentbox.yaml:1: the policy must be a mapping"},
 		{"broken yaml", "limits: [\n", "agentbox.yaml:"},
@@ -104,7 +107,7 @@ func TestValidateNamesTheLine(t *testing.T) {
 }
 
 func TestParseBytes(t *testing.T) {
-	tests := map[string]int64{"4GiB": 4 << 30, "512MiB": 512 << 20, "2G": 2e9, "100": 100, "1.5GiB": 3 << 29, "10 kb": 10000}
+	tests := map[string]int64{"4GiB": 4 << 30, "512MiB": 512 << 20, "2G": 2e9, "100": 100, "1.5GiB": 3 << 29, "10 kb": 10000, "10KiB": 10240, "3TiB": 3 << 40}
 	for in, want := range tests {
 		if got, err := ParseBytes(in); err != nil || got != want {
 			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
@@ -129,6 +132,41 @@ func TestMerge(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Merge (-want +got):\n%s", d)
+	}
+}
+
+// Every field survives a merge: the review's surviving mutants dropped the
+// file's Accept, ignored LocalTCP and lost an upstream's KeyFile.
+func TestMergeKeepsEveryField(t *testing.T) {
+	file := Policy{
+		Accept:  []Acceptance{{Code: "extra-writable-mount", Reason: "cache"}},
+		Network: Network{Allow: []string{"a.example:443"}},
+		Gateway: Gateway{Upstreams: map[string]Upstream{
+			"openai": {KeyFile: "/k", Auth: "bearer"},
+			"local":  {URL: "http://127.0.0.1:1/v1", Models: []string{"m"}, CAFile: "/ca"},
+		}},
+	}
+	flags := Policy{
+		Accept:  []Acceptance{{Code: "no-resource-limits", Reason: "test"}},
+		Network: Network{Allow: []string{"b.example:443"}, LocalTCP: true},
+		Gateway: Gateway{Upstreams: map[string]Upstream{"openai": {URL: "http://127.0.0.1:2/v1"}}},
+	}
+	got := file.Merge(flags)
+	want := Policy{
+		Accept:  []Acceptance{{Code: "extra-writable-mount", Reason: "cache"}, {Code: "no-resource-limits", Reason: "test"}},
+		Network: Network{Allow: []string{"a.example:443", "b.example:443"}, LocalTCP: true},
+		Gateway: Gateway{Upstreams: map[string]Upstream{
+			"openai": {URL: "http://127.0.0.1:2/v1", KeyFile: "/k", Auth: "bearer"},
+			"local":  {URL: "http://127.0.0.1:1/v1", Models: []string{"m"}, CAFile: "/ca"},
+		}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Merge (-want +got):\n%s", d)
+	}
+	// And a later source's auth, models and CA replace the earlier's.
+	over := Policy{Gateway: Gateway{Upstreams: map[string]Upstream{"local": {Auth: "x-api-key", Models: []string{"n"}, CAFile: "/ca2"}}}}
+	if u := got.Merge(over).Gateway.Upstreams["local"]; u.Auth != "x-api-key" || !cmp.Equal(u.Models, []string{"n"}) || u.CAFile != "/ca2" || u.URL == "" {
+		t.Errorf("merged local route: %+v", u)
 	}
 }
 

@@ -146,7 +146,7 @@ func TestAllocateConcurrent(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "userns")
 	procs := make([]*exec.Cmd, helperProcs)
 	for i := range procs {
-		procs[i] = exec.Command(os.Args[0], "-test.run=^TestAllocHelper$")
+		procs[i] = exec.Command(os.Args[0])
 		procs[i].Env = append(os.Environ(), helperEnv+"="+dir, "AGENTBOX_HELPER_PREFIX=p"+strconv.Itoa(i))
 		procs[i].Stderr = os.Stderr
 		if err := procs[i].Start(); err != nil {
@@ -175,17 +175,29 @@ func TestAllocateConcurrent(t *testing.T) {
 	}
 }
 
-// TestAllocHelper is the body of a helper process of TestAllocateConcurrent.
-func TestAllocHelper(t *testing.T) {
-	dir := os.Getenv(helperEnv)
-	if dir == "" {
-		return // not a helper process: nothing to do
+// TestMain runs the test binary as a helper process of
+// TestAllocateConcurrent when helperEnv names a lease directory, and as
+// the tests otherwise.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(helperEnv); dir != "" {
+		for _, err := range allocate(dir, os.Getenv("AGENTBOX_HELPER_PREFIX"), helperEach) {
+			fmt.Fprintln(os.Stderr, "alloc helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
-	allocateMany(t, dir, os.Getenv("AGENTBOX_HELPER_PREFIX"), helperEach)
+	os.Exit(m.Run())
 }
 
 func allocateMany(t *testing.T, dir, prefix string, n int) {
 	t.Helper()
+	for _, err := range allocate(dir, prefix, n) {
+		t.Error(err)
+	}
+}
+
+// allocate takes n leases concurrently and returns the errors.
+func allocate(dir, prefix string, n int) []error {
 	a := &Allocator{Dir: dir, Host: HostIDs{Passwd: debianPasswd}}
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -198,7 +210,9 @@ func allocateMany(t *testing.T, dir, prefix string, n int) {
 	}
 	wg.Wait()
 	close(errs)
+	var out []error
 	for err := range errs {
-		t.Error(err)
+		out = append(out, err)
 	}
+	return out
 }

@@ -26,6 +26,9 @@ func parseFlags(fs *pflag.FlagSet, args []string) (positional, command []string,
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil, nil, exitOK, false
 		}
+		// ContinueOnError leaves the message to us: one line that names the
+		// flag and where to read about the others.
+		fmt.Fprintf(fs.Output(), "agentbox %s: %v; see 'agentbox %s --help'\n", fs.Name(), err, fs.Name())
 		return nil, nil, exitUsage, false
 	}
 	rest := fs.Args()
