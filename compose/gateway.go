@@ -11,7 +11,7 @@ import (
 	"os"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbox/agentbox/netpolicy"
 )

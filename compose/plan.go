@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"

@@ -6,7 +6,7 @@ import (
 	"regexp"
 
 	"github.com/compose-spec/compose-go/v2/types"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // header starts every compose.yaml agentbox writes.
