@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -149,4 +150,34 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Every docs/*.md path named in Go source exists (a dead link in a flag's
+// help text is the first thing a user follows).
+func TestDocLinksInSourceExist(t *testing.T) {
+	re := regexp.MustCompile(`docs/[A-Za-z0-9_./-]+\.md`)
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() && (d.Name() == ".git" || d.Name() == "bin") {
+			if err == nil {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, link := range re.FindAllString(string(data), -1) {
+			if _, err := os.Stat(link); err != nil {
+				t.Errorf("%s names %s, which does not exist", path, link)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

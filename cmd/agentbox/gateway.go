@@ -20,7 +20,7 @@ func init() {
 // run`, on the listener its config names, until SIGINT or SIGTERM.
 func runGateway(ctx context.Context, io stdio, args []string) int {
 	fs := newFlags(io, "gateway", "--config FILE")
-	path := fs.String("config", "", "gateway config file (YAML or JSON; see docs/readme/gateway.md)")
+	path := fs.String("config", "", "gateway config file (YAML or JSON; see docs/gateway.md)")
 	check := fs.Bool("check", false, "validate the config and the token, print the routes, and exit")
 	rest, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
