@@ -45,6 +45,9 @@ func (d dirs) leases() string { return filepath.Join(d.runRoot, "userns") }
 
 func (d dirs) runtimeRoot(name string) string { return filepath.Join(d.runRoot, "runtime", name) }
 
+// grantLocks holds the per-workspace locks of engine.Grant.
+func (d dirs) grantLocks() string { return filepath.Join(d.runRoot, "grants") }
+
 func (d dirs) ensure() error {
 	for _, p := range []string{d.state, d.runRoot} {
 		if err := os.MkdirAll(p, 0o711); err != nil {
