@@ -16,7 +16,7 @@ import (
 // directory goes, and the next gc finds nothing. It used to be kept as
 // residue and reported by every later invocation.
 func TestGCCleansRunWhoseWorkspaceIsGone(t *testing.T) {
-	d := dirs{state: t.TempDir(), runRoot: t.TempDir()}
+	d := dirs{state: t.TempDir(), runRoot: t.TempDir(), euid: os.Geteuid()}
 	ws := filepath.Join(t.TempDir(), "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
