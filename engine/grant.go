@@ -54,6 +54,9 @@ type GrantReport struct {
 	// GivenBack counts the inodes owned by the agent's ids that were given
 	// to the workspace's owner.
 	GivenBack int `json:"given_back,omitempty"`
+	// AgentACLEntries counts the named ACL entries removed from the
+	// agent's inodes besides its own: ones it added, not inherited.
+	AgentACLEntries int `json:"agent_acl_entries,omitempty"`
 	// SetIDCleared lists the agent's files whose set-uid or set-gid bit
 	// was cleared before they were handed back.
 	SetIDCleared []string `json:"setid_cleared,omitempty"`
@@ -70,6 +73,9 @@ func (r GrantReport) Summary() string {
 		return r.Note
 	}
 	s := fmt.Sprintf("%d inode(s) walked, %d given back to the owner, %d set-id bit(s) cleared", r.Walked, r.GivenBack, len(r.SetIDCleared))
+	if r.AgentACLEntries > 0 {
+		s += fmt.Sprintf(", %d ACL entr(ies) the agent added removed", r.AgentACLEntries)
+	}
 	if len(r.Skipped) > 0 {
 		s += fmt.Sprintf(", %d skipped", len(r.Skipped))
 	}

@@ -20,9 +20,10 @@ import (
 const realAgentID = 2147000123
 
 // A real agent uid writes into a root-owned granted workspace, with umask
-// 077, a set-gid 2745 tool, a symlink to /etc/shadow and a FIFO. After the
-// revoke everything is root's again, no set-id bit and no ACL is left, the
-// symlink was given back as a link and its target never touched.
+// 077, a set-gid 2745 tool it gives uid 1234 rwx on with setfacl, a
+// symlink to /etc/shadow and a FIFO. After the revoke everything is root's
+// again, no set-id bit and no ACL entry is left, the symlink was given back
+// as a link and its target never touched.
 func TestRevokeGivesAgentFilesBackAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
 	base, err := os.MkdirTemp("", "abgrant-")
@@ -47,7 +48,7 @@ func TestRevokeGivesAgentFilesBackAsRoot(t *testing.T) {
 	if _, err := g.Apply(); err != nil {
 		t.Fatal(err)
 	}
-	agent := exec.Command("sh", "-c", "umask 077 && echo x > tool && chmod 2745 tool && echo y > secret && mkdir d && echo z > d/f && ln -s /etc/shadow link && mkfifo fifo")
+	agent := exec.Command("sh", "-c", "umask 077 && echo x > tool && chmod 2745 tool && setfacl -n -m u:1234:rwx tool && echo y > secret && mkdir d && echo z > d/f && ln -s /etc/shadow link && mkfifo fifo")
 	agent.Dir = ws
 	agent.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: realAgentID, Gid: realAgentID}}
 	if out, err := agent.CombinedOutput(); err != nil {

@@ -516,3 +516,76 @@ func TestRevokeWorkspaceGoneOrReplaced(t *testing.T) {
 		})
 	}
 }
+
+// setACL sets path's ACL xattr name to acl, as setfacl would.
+func setACL(t *testing.T, path, name string, acl []aclEntry) {
+	t.Helper()
+	if err := unix.Setxattr(path, name, encodeACL(acl), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// aclOf reads path's ACL xattr name (nil when there is none).
+func aclOf(t *testing.T, path, name string) []aclEntry {
+	t.Helper()
+	buf := make([]byte, 4096)
+	n, err := unix.Lgetxattr(path, name, buf)
+	if errors.Is(err, unix.ENODATA) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	acl, err := parseACL(buf[:n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acl
+}
+
+// What the agent setfacl'd on its own files (user:SOMEONE:rwx on a
+// script, a default entry on a directory) must not outlive the run; what
+// they inherited from the owner's own default ACL stays, and a mask the
+// agent narrowed is not widened again.
+func TestRevokeDropsACLEntriesTheAgentAdded(t *testing.T) {
+	ws := t.TempDir()
+	const inherited, planted = 4321, 1234
+	base := []aclEntry{{aclUserObj, 7, aclNoID}, {aclGroupObj, 5, aclNoID}, {aclOther, 5, aclNoID}}
+	setACL(t, ws, xattrDefault, withUser(base, inherited, 5))
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	g := newTestGrant(t, ws, uid, gid)
+	mustApply(t, g)
+	script, dir := filepath.Join(ws, "script"), filepath.Join(ws, "dir")
+	writeFile(t, script, 0o755)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The agent adds an entry of its own, and narrows the mask to r--.
+	acl := withUser(aclOf(t, script, xattrAccess), planted, 7)
+	for i := range acl {
+		if acl[i].tag == aclMask {
+			acl[i].perm = 4
+		}
+	}
+	setACL(t, script, xattrAccess, acl)
+	setACL(t, dir, xattrDefault, withUser(aclOf(t, dir, xattrDefault), planted, 7))
+	rep := mustRevoke(t, g)
+	for _, p := range []string{script, dir} {
+		for _, name := range []string{xattrAccess, xattrDefault} {
+			got := aclOf(t, p, name)
+			if _, ok := namedPerm(got, aclUser, planted); ok {
+				t.Errorf("%s %s keeps the agent's user:%d entry: %v", filepath.Base(p), name, planted, got)
+			}
+		}
+	}
+	got := aclOf(t, script, xattrAccess)
+	if p, ok := namedPerm(got, aclUser, inherited); !ok || p != 5 {
+		t.Errorf("the inherited user:%d entry is %v (%o), want r-x kept: %v", inherited, ok, p, got)
+	}
+	if m, _ := namedPerm(got, aclMask, aclNoID); m != 4 {
+		t.Errorf("mask %o after revoke, want the agent's r-- kept, not widened", m)
+	}
+	if rep.AgentACLEntries != 2 {
+		t.Errorf("report counts %d planted entries removed, want 2", rep.AgentACLEntries)
+	}
+}

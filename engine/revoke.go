@@ -60,7 +60,7 @@ func nothingToRevoke(ws string, err error) string {
 }
 
 // revokeNode takes the grant back from one node: ownership first (so the
-// agent, no longer the owner, cannot set a bit again), then the ACL, then
+// agent, no longer the owner, cannot set a bit again), then the ACLs, then
 // the mode.
 func (g *Grant) revokeNode(n *node, rep *GrantReport, setid *list, w *walker) error {
 	before := n.st.Mode
@@ -74,14 +74,14 @@ func (g *Grant) revokeNode(n *node, rep *GrantReport, setid *list, w *walker) er
 	if !n.hasData() {
 		return nil // symlinks, sockets, devices: ownership only
 	}
-	perm, rebuilt, err := g.dropAccess(n.fd)
+	d := g.dropper(n, agents)
+	perm, rebuilt, err := d.drop(xattrAccess)
+	if err == nil && n.isDir() {
+		_, _, err = d.drop(xattrDefault)
+	}
+	rep.AgentACLEntries += d.foreign
 	if err != nil {
 		return err
-	}
-	if n.isDir() {
-		if err := g.dropDefault(n.fd); err != nil {
-			return err
-		}
 	}
 	if err := unix.Fstat(n.fd, &n.st); err != nil {
 		return err
@@ -115,51 +115,99 @@ func (g *Grant) giveBack(n *node) error {
 	return unix.Fchownat(n.fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
 }
 
-// dropAccess removes g.UID from the access ACL. When the ACL is then
-// minimal it is removed, and rebuilt reports that the mode's permission
-// bits must become perm.
-func (g *Grant) dropAccess(fd int) (perm uint32, rebuilt bool, err error) {
-	raw, err := fgetxattr(fd, xattrAccess)
-	if err != nil || raw == nil {
-		return 0, false, err
-	}
-	acl, err := parseACL(raw)
-	if err != nil {
-		return 0, false, err
-	}
-	kept := withoutUser(acl, g.UID)
-	if !minimal(kept) {
-		if len(kept) == len(acl) {
-			return 0, false, nil // not ours: left as it is
-		}
-		return 0, false, writeACL(fd, xattrAccess, withMask(kept))
-	}
-	if err := unix.Fremovexattr(fd, xattrAccess); err != nil && !errors.Is(err, unix.ENODATA) {
-		return 0, false, err
-	}
-	return permFromACL(kept), true, nil
+// aclDropper takes the grant out of one node's ACLs. On an inode of the
+// agent's, everything in its ACLs is the agent's doing except what it
+// inherited: a named entry is kept only where the parent directory's
+// default ACL (already without the agent) has it, at no more than that
+// permission, so that no setfacl of the agent's (user:SOMEONE:rwx on a
+// script, a default entry on a directory) outlives the run.
+type aclDropper struct {
+	fd      int
+	uid     uint32
+	inherit []aclEntry // nil: keep every entry but the agent's
+	foreign int        // named entries removed besides the agent's own
 }
 
-// dropDefault removes g.UID from a directory's default ACL, and the
-// default ACL itself when nothing else is left in it.
-func (g *Grant) dropDefault(fd int) error {
-	raw, err := fgetxattr(fd, xattrDefault)
+func (g *Grant) dropper(n *node, agents bool) *aclDropper {
+	d := &aclDropper{fd: n.fd, uid: g.UID}
+	if !agents || n.parent < 0 {
+		return d // the workspace itself was there before the agent
+	}
+	d.inherit = []aclEntry{}
+	if raw, err := fgetxattr(n.parent, xattrDefault); err == nil && raw != nil {
+		if acl, err := parseACL(raw); err == nil {
+			d.inherit = withoutUser(acl, g.UID)
+		}
+	}
+	return d
+}
+
+// keep returns the entries of acl that stay.
+func (d *aclDropper) keep(acl []aclEntry) []aclEntry {
+	kept := withoutUser(acl, d.uid)
+	if d.inherit == nil {
+		return kept
+	}
+	out := kept[:0]
+	for _, e := range kept {
+		if e.tag != aclUser && e.tag != aclGroup {
+			out = append(out, e)
+			continue
+		}
+		if p, ok := namedPerm(d.inherit, e.tag, e.id); ok {
+			out = append(out, aclEntry{e.tag, e.perm & p, e.id})
+			continue
+		}
+		d.foreign++
+	}
+	return out
+}
+
+// maskWithin limits acl's mask to the one old had: a revoke never widens
+// what the group class gets (the agent may have narrowed it with chmod).
+func maskWithin(acl, old []aclEntry) []aclEntry {
+	limit, ok := namedPerm(old, aclMask, aclNoID)
+	if !ok {
+		return acl
+	}
+	for i := range acl {
+		if acl[i].tag == aclMask {
+			acl[i].perm &= limit
+		}
+	}
+	return acl
+}
+
+func namedPerm(acl []aclEntry, tag uint16, id uint32) (uint16, bool) {
+	for _, e := range acl {
+		if e.tag == tag && e.id == id {
+			return e.perm, true
+		}
+	}
+	return 0, false
+}
+
+// drop rewrites xattr name without what keep leaves out. When what is
+// left is minimal the xattr is removed; for the access ACL, rebuilt then
+// reports that the mode's permission bits must become perm.
+func (d *aclDropper) drop(name string) (perm uint32, rebuilt bool, err error) {
+	raw, err := fgetxattr(d.fd, name)
 	if err != nil || raw == nil {
-		return err
+		return 0, false, err
 	}
 	acl, err := parseACL(raw)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
-	kept := withoutUser(acl, g.UID)
-	switch {
-	case minimal(kept):
-		if err := unix.Fremovexattr(fd, xattrDefault); err != nil && !errors.Is(err, unix.ENODATA) {
-			return err
+	kept := d.keep(append([]aclEntry{}, acl...))
+	if !minimal(kept) {
+		if len(kept) == len(acl) && d.inherit == nil {
+			return 0, false, nil // not ours: left as it is
 		}
-		return nil
-	case len(kept) == len(acl):
-		return nil
+		return 0, false, writeACL(d.fd, name, maskWithin(withMask(kept), acl))
 	}
-	return writeACL(fd, xattrDefault, withMask(kept))
+	if err := unix.Fremovexattr(d.fd, name); err != nil && !errors.Is(err, unix.ENODATA) {
+		return 0, false, err
+	}
+	return permFromACL(kept), name == xattrAccess, nil
 }
