@@ -123,3 +123,45 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// A directory moved out of its parent while the walk is inside it, past
+// the fd budget: its ".." is no longer the parent, so the walk reopens the
+// parent from the root by name, checked step by step, and goes on.
+func TestWalkReopensFromTheRootWhenMoved(t *testing.T) {
+	ws := t.TempDir()
+	const depth = 10
+	mkdirChain(t, ws, depth, func(i int) string { return fmt.Sprintf("d%d", i) })
+	root, st, err := openWalkRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(root)
+	// d0/…/d8, moved to the root while the walk is in it (at d9).
+	parts := make([]string, depth-1)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("d%d", i)
+	}
+	deepest := strings.Join(parts, "/")
+	files := map[uint64]bool{}
+	moved := false
+	w := &walker{openFiles: true, maxOpen: 3, visit: func(n *node) error {
+		if n.name == "file" {
+			files[n.st.Ino] = true
+		}
+		if n.name == "d9" && !moved {
+			moved = true
+			return unix.Renameat(root, deepest, root, "moved")
+		}
+		return nil
+	}}
+	w.run(root, st)
+	if err := w.err(); err != nil {
+		t.Fatal(err)
+	}
+	if !moved {
+		t.Fatal("never reached the deepest directory")
+	}
+	if len(files) < depth {
+		t.Errorf("visited %d of the %d files above the moved directory", len(files), depth)
+	}
+}
