@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,265 +15,204 @@ import (
 // agent that must not be root on the host: the agent's host uid gets rwX
 // (and the same as default ACL on directories, so new files inherit it),
 // and Revoke takes it back and gives the agent's new files to the owner.
+//
+// Both walk the tree by file descriptors (walk.go): the agent of another
+// run in the same workspace may be changing it meanwhile, and nothing it
+// does can make root follow a symlink or leave the workspace's mount. Both
+// hold a lock keyed by the workspace's device and inode in LockDir, so two
+// runs never rewrite one ACL at once.
 type Grant struct {
 	Workspace string `json:"workspace"`
 	UID       uint32 `json:"uid"`       // the agent's host uid
 	GID       uint32 `json:"gid"`       // the agent's host gid
 	OwnerUID  uint32 `json:"owner_uid"` // who the agent's files go back to
 	OwnerGID  uint32 `json:"owner_gid"`
+	// Dev and Ino identify the directory granted: Revoke touches nothing
+	// in a directory found at Workspace that is not this one. Zero in a
+	// meta.json written before they were recorded: not checked.
+	Dev uint64 `json:"dev,omitempty"`
+	Ino uint64 `json:"ino,omitempty"`
+	// Born is the directory's birth time (ns since the epoch, 0 where the
+	// file system does not keep one): an inode number is reused as soon as
+	// a directory is deleted, a birth time is not.
+	Born int64 `json:"born,omitempty"`
+	// LockDir holds the per-workspace lock files; it is under agentbox's
+	// run root, never in the workspace, where the agent could hold or
+	// replace a lock.
+	LockDir string `json:"lock_dir,omitempty"`
+	// Method is how the workspace is handed over (GrantACL) and
+	// MethodReason why that one (see GrantMethod).
+	Method       string `json:"method,omitempty"`
+	MethodReason string `json:"method_reason,omitempty"`
 }
 
-// ACL tags and the xattr format of linux/posix_acl_xattr.h.
-const (
-	aclUserObj   = 0x01
-	aclUser      = 0x02
-	aclGroupObj  = 0x04
-	aclGroup     = 0x08
-	aclMask      = 0x10
-	aclOther     = 0x20
-	aclVersion   = 2
-	aclNoID      = 0xffffffff
-	xattrAccess  = "system.posix_acl_access"
-	xattrDefault = "system.posix_acl_default"
-)
+// GrantReport is what one Apply or Revoke did, for the run's record.
+type GrantReport struct {
+	Method string `json:"method"`
+	// Walked counts the inodes visited.
+	Walked int `json:"walked"`
+	// GivenBack counts the inodes owned by the agent's ids that were given
+	// to the workspace's owner.
+	GivenBack int `json:"given_back,omitempty"`
+	// AgentACLEntries counts the named ACL entries removed from the
+	// agent's inodes besides its own: ones it added, not inherited.
+	AgentACLEntries int `json:"agent_acl_entries,omitempty"`
+	// SetIDCleared lists the agent's files whose set-uid or set-gid bit
+	// was cleared before they were handed back.
+	SetIDCleared []string `json:"setid_cleared,omitempty"`
+	// Skipped lists entries not walked: mount points, entries replaced
+	// while the walk ran, hard links a grant must not follow.
+	Skipped []string `json:"skipped,omitempty"`
+	// Note says why nothing was done, when nothing was.
+	Note string `json:"note,omitempty"`
+}
 
-type aclEntry struct {
-	tag, perm uint16
-	id        uint32
+// Summary says in one line what the report holds.
+func (r GrantReport) Summary() string {
+	if r.Note != "" {
+		return r.Note
+	}
+	s := fmt.Sprintf("%d inode(s) walked, %d given back to the owner, %d set-id bit(s) cleared", r.Walked, r.GivenBack, len(r.SetIDCleared))
+	if r.AgentACLEntries > 0 {
+		s += fmt.Sprintf(", %d ACL entr(ies) the agent added removed", r.AgentACLEntries)
+	}
+	if len(r.Skipped) > 0 {
+		s += fmt.Sprintf(", %d skipped", len(r.Skipped))
+	}
+	return s
+}
+
+// NewGrant prepares the grant of workspace to the agent's host ids: it
+// records the workspace's owner (who the agent's files go back to) and
+// identity from the opened directory, not from its path.
+func NewGrant(workspace string, uid, gid uint32, lockDir string) (*Grant, error) {
+	fd, st, err := openWalkRoot(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	defer unix.Close(fd)
+	return &Grant{
+		Workspace: workspace, UID: uid, GID: gid, OwnerUID: st.Uid, OwnerGID: st.Gid,
+		Dev: st.Dev, Ino: st.Ino, Born: birth(fd), LockDir: lockDir, Method: GrantACL,
+	}, nil
 }
 
 // Apply grants g.UID rwX on every directory and regular file of the
-// workspace (symlinks are never followed).
-func (g *Grant) Apply() error {
-	return filepath.WalkDir(g.Workspace, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() && !d.IsDir() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if err := g.addAccess(path, fi.Mode()); err != nil {
-			return fmt.Errorf("grant %s: %w", path, err)
-		}
-		if d.IsDir() {
-			return g.addDefault(path, fi.Mode())
-		}
-		return nil
-	})
+// workspace. Symlinks, special files, other mounts and entries replaced
+// while it runs are never followed or changed; the first error stops it.
+func (g *Grant) Apply() (GrantReport, error) {
+	rep := GrantReport{Method: g.method()}
+	fd, st, err := g.open()
+	if err != nil {
+		return rep, fmt.Errorf("grant %s: %w", g.Workspace, err)
+	}
+	defer unix.Close(fd)
+	unlock, err := g.lock(&st)
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
+	w := &walker{openFiles: true, stopOnError: true, skipChanged: true}
+	w.visit = g.grantNode(w, protectedHardlinks())
+	w.run(fd, st)
+	rep.Walked, rep.Skipped = w.nodes, w.skipped.lines()
+	if err := w.err(); err != nil {
+		return rep, fmt.Errorf("grant %s: %w", g.Workspace, err)
+	}
+	return rep, nil
 }
 
-func (g *Grant) addAccess(path string, mode fs.FileMode) error {
-	acl, err := readACL(path, xattrAccess, mode)
+func (g *Grant) method() string {
+	if g.Method == "" {
+		return GrantACL
+	}
+	return g.Method
+}
+
+// grantNode adds the agent's entries to one node. With hard links
+// unprotected (fs.protected_hardlinks=0) the agent could link any file of
+// the file system into the workspace; a file with more than one link is
+// then left alone.
+func (g *Grant) grantNode(w *walker, linksProtected bool) func(*node) error {
+	return func(n *node) error {
+		switch n.kind() {
+		case unix.S_IFDIR:
+			if err := g.addEntry(n.fd, xattrAccess, n.st.Mode, 7); err != nil {
+				return err
+			}
+			return g.addEntry(n.fd, xattrDefault, n.st.Mode, 7)
+		case unix.S_IFREG:
+			if n.st.Nlink > 1 && !linksProtected {
+				w.skipped.add(w.where(n.name) + ": has other hard links and fs.protected_hardlinks is off: not granted")
+				return nil
+			}
+			perm := uint16(6)
+			if n.st.Mode&0o100 != 0 {
+				perm = 7
+			}
+			return g.addEntry(n.fd, xattrAccess, n.st.Mode, perm)
+		}
+		return nil
+	}
+}
+
+func (g *Grant) addEntry(fd int, name string, mode uint32, perm uint16) error {
+	acl, err := readACL(fd, name, mode)
 	if err != nil {
 		return err
 	}
-	perm := uint16(6)
-	if mode.IsDir() || mode&0o100 != 0 {
-		perm = 7
-	}
-	return writeACL(path, xattrAccess, withUser(acl, g.UID, perm))
+	return writeACL(fd, name, withUser(acl, g.UID, perm))
 }
 
-func (g *Grant) addDefault(path string, mode fs.FileMode) error {
-	acl, err := readACL(path, xattrDefault, mode)
+// protectedHardlinks reports whether the kernel stops users from linking
+// files they do not own (fs.protected_hardlinks=1, the default).
+func protectedHardlinks() bool {
+	b, err := os.ReadFile("/proc/sys/fs/protected_hardlinks")
+	return err == nil && strings.TrimSpace(string(b)) == "1"
+}
+
+// errNotGranted says the workspace found is not the directory granted.
+var errNotGranted = errors.New("not the directory that was granted")
+
+// open opens the workspace root and checks that it is the one granted.
+func (g *Grant) open() (int, unix.Stat_t, error) {
+	fd, st, err := openWalkRoot(g.Workspace)
 	if err != nil {
-		return err
+		return -1, st, err
 	}
-	return writeACL(path, xattrDefault, withUser(acl, g.UID, 7))
+	if g.Ino != 0 && (st.Dev != g.Dev || st.Ino != g.Ino) || g.Born != 0 && birth(fd) != g.Born {
+		unix.Close(fd)
+		return -1, st, errNotGranted
+	}
+	return fd, st, nil
 }
 
-// Revoke removes g.UID's ACL entries from the tree and gives files the
-// agent created (owned by its host ids) back to the workspace's owner.
-// Where only the owner/group/other entries remain, the ACL is removed and
-// the mode bits restored from it, so the tree ends as it began.
-func (g *Grant) Revoke() error {
-	var errs []error
-	_ = filepath.WalkDir(g.Workspace, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			errs = append(errs, err)
-			return nil
-		}
-		if err := g.revokeOne(path, d); err != nil {
-			errs = append(errs, fmt.Errorf("revoke %s: %w", path, err))
-		}
-		return nil
-	})
-	return errors.Join(errs...)
+// birth is fd's birth time in ns, 0 when the file system has none.
+func birth(fd int) int64 {
+	var stx unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_BTIME, &stx); err != nil || stx.Mask&unix.STATX_BTIME == 0 {
+		return 0
+	}
+	return stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
 }
 
-func (g *Grant) revokeOne(path string, d fs.DirEntry) error {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
-		return err
+// lock takes the workspace's lock, waiting for another run's grant or
+// revoke on the same directory to finish, and returns its release.
+func (g *Grant) lock(st *unix.Stat_t) (func(), error) {
+	if g.LockDir == "" {
+		return nil, errors.New("workspace grant: no lock directory")
 	}
-	if st.Uid == g.UID || st.Gid == g.GID {
-		uid, gid := int(st.Uid), int(st.Gid)
-		if st.Uid == g.UID {
-			uid = int(g.OwnerUID)
-		}
-		if st.Gid == g.GID {
-			gid = int(g.OwnerGID)
-		}
-		if err := os.Lchown(path, uid, gid); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(g.LockDir, 0o700); err != nil {
+		return nil, fmt.Errorf("workspace grant lock: %w", err)
 	}
-	if !d.Type().IsRegular() && !d.IsDir() {
-		return nil
-	}
-	if err := g.dropUser(path, xattrAccess); err != nil {
-		return err
-	}
-	if d.IsDir() {
-		return g.dropUser(path, xattrDefault)
-	}
-	return nil
-}
-
-func (g *Grant) dropUser(path, name string) error {
-	raw, err := getxattr(path, name)
-	if err != nil || raw == nil {
-		return err
-	}
-	acl, err := parseACL(raw)
+	path := filepath.Join(g.LockDir, fmt.Sprintf("%d-%d.lock", st.Dev, st.Ino))
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("workspace grant lock: %w", err)
 	}
-	kept := acl[:0]
-	for _, e := range acl {
-		if !(e.tag == aclUser && e.id == g.UID) {
-			kept = append(kept, e)
-		}
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("workspace grant lock: %w", err)
 	}
-	if !minimal(kept) {
-		return writeACL(path, name, withMask(kept))
-	}
-	if err := unix.Lremovexattr(path, name); err != nil {
-		return err
-	}
-	if name == xattrDefault {
-		return nil
-	}
-	return restoreMode(path, kept)
-}
-
-// restoreMode sets the permission bits from a minimal ACL, keeping the
-// setuid, setgid and sticky bits.
-func restoreMode(path string, acl []aclEntry) error {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
-		return err
-	}
-	mode := st.Mode & 0o7000
-	for _, e := range acl {
-		switch e.tag {
-		case aclUserObj:
-			mode |= uint32(e.perm) << 6
-		case aclGroupObj:
-			mode |= uint32(e.perm) << 3
-		case aclOther:
-			mode |= uint32(e.perm)
-		}
-	}
-	return unix.Chmod(path, mode)
-}
-
-// readACL reads an ACL xattr, or synthesizes the minimal ACL of mode.
-func readACL(path, name string, mode fs.FileMode) ([]aclEntry, error) {
-	raw, err := getxattr(path, name)
-	if err != nil {
-		return nil, err
-	}
-	if raw == nil {
-		p := mode.Perm()
-		return []aclEntry{{aclUserObj, uint16(p>>6) & 7, aclNoID}, {aclGroupObj, uint16(p>>3) & 7, aclNoID}, {aclOther, uint16(p) & 7, aclNoID}}, nil
-	}
-	return parseACL(raw)
-}
-
-func getxattr(path, name string) ([]byte, error) {
-	buf := make([]byte, 1024)
-	for {
-		n, err := unix.Lgetxattr(path, name, buf)
-		switch {
-		case errors.Is(err, unix.ENODATA):
-			return nil, nil
-		case errors.Is(err, unix.ERANGE):
-			buf = make([]byte, len(buf)*4)
-			continue
-		case errors.Is(err, unix.EOPNOTSUPP):
-			return nil, fmt.Errorf("the workspace's file system does not support ACLs: %w", err)
-		case err != nil:
-			return nil, err
-		}
-		return buf[:n], nil
-	}
-}
-
-func parseACL(raw []byte) ([]aclEntry, error) {
-	if len(raw) < 4 || binary.LittleEndian.Uint32(raw) != aclVersion || (len(raw)-4)%8 != 0 {
-		return nil, errors.New("malformed ACL xattr")
-	}
-	var out []aclEntry
-	for b := raw[4:]; len(b) >= 8; b = b[8:] {
-		out = append(out, aclEntry{binary.LittleEndian.Uint16(b), binary.LittleEndian.Uint16(b[2:]), binary.LittleEndian.Uint32(b[4:])})
-	}
-	return out, nil
-}
-
-func writeACL(path, name string, acl []aclEntry) error {
-	sort.Slice(acl, func(i, j int) bool {
-		if acl[i].tag != acl[j].tag {
-			return acl[i].tag < acl[j].tag
-		}
-		return acl[i].id < acl[j].id
-	})
-	raw := binary.LittleEndian.AppendUint32(nil, aclVersion)
-	for _, e := range acl {
-		raw = binary.LittleEndian.AppendUint16(raw, e.tag)
-		raw = binary.LittleEndian.AppendUint16(raw, e.perm)
-		raw = binary.LittleEndian.AppendUint32(raw, e.id)
-	}
-	return unix.Lsetxattr(path, name, raw, 0)
-}
-
-// withUser sets uid's entry to perm and recomputes the mask.
-func withUser(acl []aclEntry, uid uint32, perm uint16) []aclEntry {
-	out := make([]aclEntry, 0, len(acl)+2)
-	for _, e := range acl {
-		if !(e.tag == aclUser && e.id == uid) {
-			out = append(out, e)
-		}
-	}
-	return withMask(append(out, aclEntry{aclUser, perm, uid}))
-}
-
-// withMask sets the mask to the union of the group class, as setfacl does.
-func withMask(acl []aclEntry) []aclEntry {
-	var mask uint16
-	out := make([]aclEntry, 0, len(acl)+1)
-	for _, e := range acl {
-		switch e.tag {
-		case aclMask:
-			continue
-		case aclUser, aclGroup, aclGroupObj:
-			mask |= e.perm
-		}
-		out = append(out, e)
-	}
-	return append(out, aclEntry{aclMask, mask, aclNoID})
-}
-
-// minimal reports whether acl has no named user or group entries.
-func minimal(acl []aclEntry) bool {
-	for _, e := range acl {
-		if e.tag == aclUser || e.tag == aclGroup {
-			return false
-		}
-	}
-	return true
+	return func() { unix.Close(fd) }, nil
 }

@@ -35,6 +35,8 @@ type Meta struct {
 	PidNS       uint64    `json:"pid_ns,omitempty"`
 	// Grant is set while the agent's host uid holds an ACL on a workspace.
 	Grant *Grant `json:"grant,omitempty"`
+	// Granted is what the grant did, once it is done.
+	Granted *GrantReport `json:"granted,omitempty"`
 	// Lease names the id range allocated to the run, for release.
 	Lease string `json:"lease,omitempty"`
 	// Command is the agent's argv, for the records of a later cleanup.
@@ -65,7 +67,7 @@ func CreateRunDir(root, id string) (*RunDir, error) {
 	}
 	lock, err := lockDir(path, true)
 	if err != nil {
-		os.RemoveAll(path)
+		_ = RemoveTree(path)
 		return nil, err
 	}
 	return &RunDir{Path: path, ID: id, lock: lock}, nil
@@ -74,7 +76,7 @@ func CreateRunDir(root, id string) (*RunDir, error) {
 // lockDir takes the run directory's lock; with wait false it fails at once
 // when another process holds it.
 func lockDir(path string, wait bool) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(path, lockFile), os.O_CREATE|os.O_RDWR|unix.O_CLOEXEC, 0o600)
+	f, err := os.OpenFile(filepath.Join(path, lockFile), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("run lock: %w", err)
 	}
@@ -121,9 +123,9 @@ func (d *RunDir) ReadMeta() (Meta, error) {
 	return m, nil
 }
 
-// Remove deletes the run directory and releases its lock.
+// Remove deletes the run directory (see RemoveTree) and releases its lock.
 func (d *RunDir) Remove() error {
-	err := os.RemoveAll(d.Path)
+	err := RemoveTree(d.Path)
 	d.Unlock()
 	return err
 }

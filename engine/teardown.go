@@ -192,7 +192,7 @@ func removeRunDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := RemoveTree(dir); err != nil {
 		return fmt.Errorf("remove run directory: %w", err)
 	}
 	return nil

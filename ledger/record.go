@@ -121,6 +121,24 @@ type Teardown struct {
 	RuntimeStateLeft []string `json:"runtime_state_left,omitempty"` // runtime state dirs or container ids still present
 	OpenSockets      []string `json:"open_sockets,omitempty"`
 	Cleanup          string   `json:"cleanup"` // the decision taken, e.g. "clean", "killed 2 survivors", "left for gc"
+	// WorkspaceGrant is set when a root-owned workspace was granted to the
+	// agent's unprivileged host uid for the run (docs/userns.md).
+	WorkspaceGrant *WorkspaceGrant `json:"workspace_grant,omitempty"`
+}
+
+// WorkspaceGrant is how a root-owned workspace was handed to the agent and
+// taken back at teardown.
+type WorkspaceGrant struct {
+	Method string `json:"method"`           // "acl" or "idmap"
+	Reason string `json:"reason,omitempty"` // why that method
+	Grant  string `json:"grant,omitempty"`  // what the grant did, in one line
+	Revoke string `json:"revoke,omitempty"` // what the revoke did, in one line
+	// SetIDCleared lists the agent's files whose set-uid or set-gid bit was
+	// cleared before they were given back to the workspace's owner.
+	SetIDCleared []string `json:"setid_cleared,omitempty"`
+	// Skipped lists what the grant or revoke did not walk (mount points,
+	// entries replaced while it ran).
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Clean reports whether nothing of the sandbox survived and the cleanup did

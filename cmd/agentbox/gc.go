@@ -38,7 +38,7 @@ func runGC(ctx context.Context, s stdio, args []string) int {
 		return exitHost
 	}
 	if !*asJSON {
-		fmt.Fprintf(s.Out, "%d stale run(s) cleaned.\n", len(recs))
+		fmt.Fprintln(s.Out, gcSummary(recs))
 	}
 	for _, r := range recs {
 		if !r.Teardown.Clean() {
@@ -46,6 +46,20 @@ func runGC(ctx context.Context, s stdio, args []string) int {
 		}
 	}
 	return exitOK
+}
+
+// gcSummary counts the runs cleaned and those left for a later gc.
+func gcSummary(recs []ledger.Record) string {
+	left := 0
+	for _, r := range recs {
+		if !r.Teardown.Clean() {
+			left++
+		}
+	}
+	if left == 0 {
+		return fmt.Sprintf("%d stale run(s) cleaned.", len(recs))
+	}
+	return fmt.Sprintf("%d stale run(s) cleaned, %d left for a later 'agentbox gc' (see above).", len(recs)-left, left)
 }
 
 func printGC(s stdio, r ledger.Record, asJSON bool) {
@@ -85,8 +99,12 @@ func cleanStale(ctx context.Context, d dirs, rd *engine.RunDir) ledger.Record {
 }
 
 func describe(t ledger.Teardown) string {
-	return fmt.Sprintf("cleanup %q, %d surviving pid(s), %d mount(s), %d socket(s), runtime state %v",
+	s := fmt.Sprintf("cleanup %q, %d surviving pid(s), %d mount(s), %d socket(s), runtime state %v",
 		t.Cleanup, len(t.SurvivingPIDs), len(t.RemainingMounts), len(t.OpenSockets), t.RuntimeStateLeft)
+	if g := t.WorkspaceGrant; g != nil && g.Revoke != "" {
+		s += "; workspace grant: " + g.Revoke
+	}
+	return s
 }
 
 // cleanRun takes down whatever the run in rd set up, as meta records it, and
@@ -94,8 +112,16 @@ func describe(t ledger.Teardown) string {
 func cleanRun(ctx context.Context, d dirs, rd *engine.RunDir, meta engine.Meta) ledger.Teardown {
 	target := engine.Target{ID: rd.ID, Runtime: meta.Runtime, RunDir: rd.Path, PidNS: meta.PidNS, InitPid: meta.InitPid, Cgroup: meta.Cgroup}
 	var cleanups []func() error
-	if meta.Grant != nil {
-		cleanups = append(cleanups, meta.Grant.Revoke)
+	var revoked *engine.GrantReport
+	if g := meta.Grant; g != nil {
+		if g.LockDir == "" {
+			g.LockDir = d.grantLocks() // a meta.json from before the lock
+		}
+		cleanups = append(cleanups, func() error {
+			rep, err := g.Revoke()
+			revoked = &rep
+			return err
+		})
 	}
 	if len(meta.Canaries) > 0 {
 		cleanups = append(cleanups, func() error { return (&canaries{files: meta.Canaries}).remove() })
@@ -107,7 +133,35 @@ func cleanRun(ctx context.Context, d dirs, rd *engine.RunDir, meta engine.Meta) 
 	if rec.Clean() {
 		rd.Unlock()
 	}
-	return toLedgerTeardown(rec)
+	out := toLedgerTeardown(rec)
+	out.WorkspaceGrant = grantRecord(meta.Grant, meta.Granted, revoked)
+	return out
+}
+
+// grantRecord is the record of a workspace grant: how it was made, what
+// the grant and the revoke did, and every set-id bit taken off.
+func grantRecord(g *engine.Grant, granted, revoked *engine.GrantReport) *ledger.WorkspaceGrant {
+	if g == nil {
+		return nil
+	}
+	out := &ledger.WorkspaceGrant{Method: g.Method, Reason: g.MethodReason}
+	if out.Method == "" {
+		out.Method = engine.GrantACL
+	}
+	if granted != nil {
+		out.Grant = granted.Summary()
+		for _, s := range granted.Skipped {
+			out.Skipped = append(out.Skipped, "grant: "+s)
+		}
+	}
+	if revoked != nil {
+		out.Revoke = revoked.Summary()
+		out.SetIDCleared = revoked.SetIDCleared
+		for _, s := range revoked.Skipped {
+			out.Skipped = append(out.Skipped, "revoke: "+s)
+		}
+	}
+	return out
 }
 
 func toLedgerTeardown(t engine.TeardownRecord) ledger.Teardown {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/ledger"
 )
 
@@ -128,4 +129,51 @@ func TestSigtermReachesTheAgent(t *testing.T) {
 		t.Errorf("launcher ended with %v and output %q; want the agent's trap to run and exit 9", err, out.String())
 	}
 	assertNothingLeft(t, runDir, meta)
+}
+
+// A launcher killed during a run in a root-owned (granted) workspace, and
+// the workspace deleted before anyone ran gc: the next gc cleans the run
+// completely, records that there was nothing to revoke, and the gc after
+// it finds nothing. It used to report the run as cleaned, keep it, and
+// report it again on every later invocation.
+func TestGCOfRunWhoseWorkspaceWasRemovedAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	ws := workspaceOwnedBy(t, 0, 0)
+	env := isolatedEnv(t)
+	runRoot := envValue(env, "AGENTBOX_RUN_ROOT")
+	cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "touch ready; sleep 1000")
+	cmd.Env, cmd.Dir = env, ws
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	runDir, meta := waitForAgent(t, runRoot, filepath.Join(ws, "ready"))
+	if meta.Grant == nil || meta.Grant.Method != engine.GrantACL || meta.Grant.MethodReason == "" {
+		t.Errorf("meta.json grant %+v, want the acl method with its reason", meta.Grant)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runIn(t, env, "/", "gc", "--json")
+	if r.code != 0 {
+		t.Fatalf("gc exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var rec ledger.Record
+	if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &rec); err != nil {
+		t.Fatalf("gc output %q: %v", r.stdout, err)
+	}
+	if rec.RunID != meta.RunID || rec.Teardown == nil || !rec.Teardown.Clean() {
+		t.Errorf("gc record %+v, want a clean teardown of %s", rec, meta.RunID)
+	}
+	if g := rec.Teardown.WorkspaceGrant; g == nil || !strings.Contains(g.Revoke, "nothing to revoke") {
+		t.Errorf("gc record's workspace grant %+v, want 'nothing to revoke'", g)
+	}
+	assertNothingLeft(t, runDir, meta)
+	if again := runIn(t, env, "/", "gc", "--json"); again.code != 0 || again.stdout != "" {
+		t.Errorf("second gc found more: %d %q", again.code, again.stdout)
+	}
 }

@@ -278,16 +278,24 @@ func (l *launch) grantWorkspace() error {
 	}
 	uid, _ := id.AgentHostUID()
 	gid, _ := id.AgentHostGID()
-	owner, err := l.host.FS.Stat(l.plan.Workspace)
+	g, err := engine.NewGrant(l.plan.Workspace, uid, gid, l.dirs.grantLocks())
 	if err != nil {
 		return err
 	}
-	l.grant = &engine.Grant{Workspace: l.plan.Workspace, UID: uid, GID: gid, OwnerUID: owner.UID, OwnerGID: owner.GID}
-	l.meta.Grant = l.grant
+	g.Method, g.MethodReason = engine.GrantMethod(context.Background(), l.rt)
+	l.grant, l.meta.Grant = g, g
 	if err := l.runDir.WriteMeta(l.meta); err != nil {
 		return err
 	}
-	return l.grant.Apply()
+	rep, err := g.Apply()
+	l.meta.Granted = &rep
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(l.io.Err, "agentbox: workspace grant: skipped %s\n", s)
+	}
+	if err != nil {
+		return err
+	}
+	return l.runDir.WriteMeta(l.meta)
 }
 
 func (l *launch) create(ctx context.Context) error {

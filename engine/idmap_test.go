@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAtLeast(t *testing.T) {
+	for _, tc := range []struct {
+		ver  string
+		min  [3]int
+		want bool
+	}{
+		{"1.1.5+ds1", [3]int{1, 2, 0}, false},
+		{"1.2.0", [3]int{1, 2, 0}, true},
+		{"1.2.0-rc.1", [3]int{1, 2, 0}, false},
+		{"1.10.0", [3]int{1, 2, 0}, true},
+		{"2.0", [3]int{1, 2, 0}, true},
+		{"1.8.1", [3]int{1, 8, 1}, true},
+		{"1.8", [3]int{1, 8, 1}, false},
+		{"release-20240513.0", [3]int{1, 2, 0}, false},
+	} {
+		if got := atLeast(tc.ver, tc.min); got != tc.want {
+			t.Errorf("atLeast(%q, %v) = %v, want %v", tc.ver, tc.min, got, tc.want)
+		}
+	}
+}
+
+// fakeRuntime is a runtime binary that prints version.
+func fakeRuntime(t *testing.T, name, version string) Runtime {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+name+" version "+version+"'\necho 'spec: 1.0.2-dev'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return Runtime{Name: name, Path: p}
+}
+
+// The grant method is always "acl", and the reason says what the runtime
+// could do, so that a record never claims idmapped mounts were weighed
+// when they were not available.
+func TestGrantMethod(t *testing.T) {
+	for _, tc := range []struct {
+		name, version, want string
+	}{
+		{"runc", "1.1.5+ds1", "runc 1.1.5+ds1 has no idmapped mounts (runc >= 1.2.0 has)"},
+		{"runc", "1.2.3", "runc 1.2.3 supports idmapped mounts, but"},
+		{"crun", "1.8.1", "crun 1.8.1 supports idmapped mounts, but"},
+		{"crun", "1.7.2", "crun 1.7.2 has no idmapped mounts"},
+		{"runsc", "release-20240513.0", "agentbox does not know whether runsc supports idmapped mounts"},
+	} {
+		method, reason := GrantMethod(context.Background(), fakeRuntime(t, tc.name, tc.version))
+		if method != GrantACL || !strings.Contains(reason, tc.want) {
+			t.Errorf("%s %s: %s, %q; want acl and %q", tc.name, tc.version, method, reason, tc.want)
+		}
+	}
+}
