@@ -67,12 +67,11 @@ func inheritedEvidence(dest string, n int) (*Evidence, error) {
 	if n < 3 {
 		return nil, &EvidenceError{dest, "stdin, stdout and stderr are the agent's streams too, where it could print forged evidence", "use a descriptor of 3 or more (--evidence 3 3>evidence.jsonl) or a file"}
 	}
+	// A descriptor that was not inherited may still be open: the Go runtime
+	// keeps cgroup files open read-only in the first free ones.
 	fl, err := unix.FcntlInt(uintptr(n), unix.F_GETFL, 0)
-	if err != nil {
-		return nil, &EvidenceError{dest, "descriptor " + dest + " is not open", "open it where you start agentbox, for example: agentbox run --evidence 3 -- CMD 3>evidence.jsonl"}
-	}
-	if fl&unix.O_ACCMODE == unix.O_RDONLY {
-		return nil, &EvidenceError{dest, "descriptor " + dest + " is open read-only", "open it for writing (3>FILE, not 3<FILE)"}
+	if err != nil || fl&unix.O_ACCMODE == unix.O_RDONLY {
+		return nil, &EvidenceError{dest, "descriptor " + dest + " is not open for writing", "open it where you start agentbox, for example: agentbox run --evidence 3 -- CMD 3>evidence.jsonl"}
 	}
 	for std, name := range map[int]string{1: "stdout", 2: "stderr"} {
 		if sameFile(n, std) {

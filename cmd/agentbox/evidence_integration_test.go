@@ -139,7 +139,7 @@ func TestEvidenceChannelsRefused(t *testing.T) {
 	}{
 		{"json alone", []string{"run", "--json", "--", "true"}, "--json needs --evidence"},
 		{"stderr", []string{"run", "--evidence", "2", "--", "true"}, "stdin, stdout and stderr"},
-		{"closed descriptor", []string{"run", "--evidence", "9", "--", "true"}, "descriptor 9 is not open"},
+		{"closed descriptor", []string{"run", "--evidence", "9", "--", "true"}, "descriptor 9 is not open for writing"},
 		{"existing file", []string{"run", "--evidence", existing, "--", "true"}, "the file exists"},
 		{"symlink", []string{"run", "--evidence", link, "--", "true"}, "the file exists"},
 		{"selftest, stdout", []string{"selftest", "--evidence", "1"}, "stdin, stdout and stderr"},
