@@ -19,7 +19,7 @@ type evidenceChannel struct {
 }
 
 func registerEvidenceFlag(fs *pflag.FlagSet, l *launch) {
-	fs.StringVar(&l.ev.dest, "evidence", "", "write the evidence (probe results, then the record) as JSON lines to FD (3 or more, inherited) or to FILE (created new, mode 0600)")
+	fs.StringVar(&l.ev.dest, "evidence", "", "write the evidence (probe results, then the record) as JSON lines to `FD|FILE`: a descriptor of 3 or more that agentbox inherited, or a new file (mode 0600)")
 }
 
 // openEvidence opens the --evidence channel before anything runs. For run,
