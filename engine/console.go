@@ -9,8 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/termfilter"
 )
 
 // ConsoleSocket receives the pty master that the runtime creates for a
@@ -55,22 +58,32 @@ func (c *ConsoleSocket) Receive(ctx context.Context) (*os.File, error) {
 	if err != nil || len(fds) != 1 {
 		return nil, errors.New("console socket: expected exactly one fd")
 	}
+	// A non-blocking master is read through Go's poller, so that closing it
+	// ends a copy even while a process in the sandbox holds the pty open.
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		return nil, fmt.Errorf("console socket: %w", err)
+	}
 	return os.NewFile(uintptr(fds[0]), "pty-master"), nil
 }
 
 // Terminal proxies the user's terminal to a sandbox's pty: in raw mode,
-// following window size changes. Close restores the terminal.
+// following window size changes, with what the sandbox writes passed
+// through a termfilter.Writer (unless raw). Close restores the terminal.
 type Terminal struct {
 	in, out *os.File
 	master  *os.File
 	saved   *unix.Termios
+	filter  *termfilter.Writer
 	winch   chan os.Signal
 	done    chan struct{}
+	closed  bool
 }
 
-// ProxyTerminal starts copying between in/out and master.
-func ProxyTerminal(in, out, master *os.File) (*Terminal, error) {
-	t := &Terminal{in: in, out: out, master: master, winch: make(chan os.Signal, 1), done: make(chan struct{})}
+// ProxyTerminal starts copying between in/out and master. With raw, the
+// sandbox's output reaches out unfiltered (agentbox run --raw-terminal).
+func ProxyTerminal(in, out, master *os.File, raw bool) (*Terminal, error) {
+	t := &Terminal{in: in, out: out, master: master, filter: newFilter(out, raw), winch: make(chan os.Signal, 1), done: make(chan struct{})}
 	saved, err := makeRaw(int(in.Fd()))
 	if err != nil {
 		return nil, fmt.Errorf("terminal: raw mode: %w", err)
@@ -80,8 +93,15 @@ func ProxyTerminal(in, out, master *os.File) (*Terminal, error) {
 	signal.Notify(t.winch, syscall.SIGWINCH)
 	go t.followSize()
 	go func() { _, _ = io.Copy(master, in) }()
-	go func() { _, _ = io.Copy(out, master); close(t.done) }()
+	go func() { _, _ = io.Copy(t.filter, master); close(t.done) }()
 	return t, nil
+}
+
+func newFilter(out io.Writer, raw bool) *termfilter.Writer {
+	if raw {
+		return termfilter.NewRaw(out)
+	}
+	return termfilter.New(out)
 }
 
 // Wait blocks until the sandbox side of the pty is closed or ctx ends.
@@ -92,14 +112,30 @@ func (t *Terminal) Wait(ctx context.Context) {
 	}
 }
 
-// Close restores the user's terminal and closes the master.
+// Dropped reports what the filter kept from the user's terminal.
+func (t *Terminal) Dropped() termfilter.Stats { return t.filter.Stats() }
+
+// Close ends the copy of the sandbox's output (all of it that was read is
+// written first), undoes the terminal modes the sandbox left set, and
+// restores the user's terminal settings. It may be called more than once.
 func (t *Terminal) Close() {
+	if t.closed {
+		return
+	}
+	t.closed = true
 	signal.Stop(t.winch)
 	close(t.winch)
+	t.master.Close()
+	select {
+	case <-t.done:
+	case <-time.After(closeWait): // a terminal stopped with Ctrl-S
+	}
+	if r := t.filter.Restore(); len(r) > 0 {
+		_, _ = t.out.Write(r)
+	}
 	if t.saved != nil {
 		_ = unix.IoctlSetTermios(int(t.in.Fd()), unix.TCSETS, t.saved)
 	}
-	t.master.Close()
 }
 
 func (t *Terminal) followSize() {
@@ -110,8 +146,12 @@ func (t *Terminal) followSize() {
 
 func (t *Terminal) resize() {
 	ws, err := unix.IoctlGetWinsize(int(t.out.Fd()), unix.TIOCGWINSZ)
-	if err == nil {
-		_ = unix.IoctlSetWinsize(int(t.master.Fd()), unix.TIOCSWINSZ, ws)
+	if err != nil {
+		return
+	}
+	// Through the raw conn: Fd would put the master back in blocking mode.
+	if rc, err := t.master.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _ = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, ws) })
 	}
 }
 

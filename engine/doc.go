@@ -8,6 +8,13 @@
 // launcher knows the sandbox's pid. The launcher is the child subreaper of
 // the sandbox's init, so it collects the agent's real exit status.
 //
+// The sandbox never gets the user's file descriptions. With a terminal it
+// gets a fresh pty (Terminal), without one three pipes that the session
+// copies to and from the user's streams (so that an ftruncate, lseek or
+// fcntl inside cannot reach `>> build.log`); whatever of its output goes to
+// a terminal passes a termfilter.Writer unless Session.RawTerminal is set,
+// and the modes it left set are undone when it ends (Session.Close).
+//
 // Teardown kills the whole process tree, deletes the runtime state and the
 // bundle, and then checks from the host that nothing of the run survives:
 // no process in the sandbox's pid namespace or cgroup, no mount under the

@@ -3,11 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/termfilter"
 )
 
 // Session runs one sandbox: create, start, wait. The caller tears it down
@@ -19,18 +22,29 @@ type Session struct {
 	// ConsoleSocket is where to receive the pty when Terminal is set.
 	ConsoleSocket string
 	Terminal      bool
-	// In, Out and Err are the user's streams.
+	// In, Out and Err are the user's streams; a nil one is /dev/null to
+	// the sandbox. The sandbox gets none of them: with a terminal it gets a
+	// pty, without one pipes that the session copies (see streams).
 	In       *os.File
 	Out, Err *os.File
+	// RawTerminal passes what the sandbox writes to a terminal unfiltered
+	// (see termfilter; agentbox run --raw-terminal).
+	RawTerminal bool
 	// ExtraFiles become fds 3, 4, … of the sandbox's first process.
 	ExtraFiles []*os.File
 	// Grace is how long a forwarded SIGTERM or SIGHUP may take before the
 	// sandbox is killed; zero means 10 seconds.
 	Grace time.Duration
 
-	pid  int
-	term *Terminal
+	pid     int
+	term    *Terminal
+	streams *streams
 }
+
+// drainWait bounds how long Wait waits, after the sandbox's first process
+// exited, for the rest of its output (the kernel kills the sandbox's other
+// processes with it, which closes their ends).
+const drainWait = 500 * time.Millisecond
 
 // Pid is the host pid of the sandbox's first process, once created.
 func (s *Session) Pid() int { return s.pid }
@@ -49,9 +63,16 @@ func (s *Session) Create(ctx context.Context) (int, error) {
 		o.ConsoleSocket = sock.Path
 		go func() { f, err := sock.Receive(ctx); ptys <- ptyResult{f, err} }()
 	} else {
-		o.Stdio = Stdio{In: s.In, Out: s.Out, Err: s.Err}
+		st, err := newStreams(s.In, s.Out, s.Err, s.RawTerminal)
+		if err != nil {
+			return 0, fmt.Errorf("sandbox streams: %w", err)
+		}
+		s.streams, o.Stdio = st, st.sandbox
 	}
 	pid, err := s.Runtime.Create(ctx, s.ID, s.Bundle, o)
+	if s.streams != nil {
+		s.streams.start() // the runtime passed its ends on, or failed
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -73,7 +94,7 @@ func (s *Session) attach(ctx context.Context, ptys <-chan ptyResult) error {
 		if r.err != nil {
 			return r.err
 		}
-		t, err := ProxyTerminal(s.In, s.Out, r.f)
+		t, err := ProxyTerminal(s.In, s.Out, r.f, s.RawTerminal)
 		if err != nil {
 			r.f.Close()
 			return err
@@ -95,21 +116,17 @@ func (s *Session) Start(ctx context.Context) error { return s.Runtime.Start(ctx,
 // SIGQUIT) only when forwardInteractive, since a terminal delivers those to
 // the sandbox's process group itself. After a forwarded SIGTERM or SIGHUP,
 // the sandbox gets Grace to exit before it is killed.
+//
+// When it returns, the sandbox's output has been written out (see Close).
 func (s *Session) Wait(ctx context.Context, sigs <-chan os.Signal, forwardInteractive bool) (int, error) {
-	if s.term != nil {
-		defer s.term.Close()
-	}
+	defer s.Close()
 	done := make(chan waitResult, 1)
 	go func() { code, err := Wait(s.pid); done <- waitResult{code, err} }()
 	var kill <-chan time.Time
 	for {
 		select {
 		case r := <-done:
-			if s.term != nil {
-				drain, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-				s.term.Wait(drain) // let the pty flush the last output
-				cancel()
-			}
+			s.drain()
 			return r.code, r.err
 		case sig := <-sigs:
 			if t := s.forward(sig, forwardInteractive); t != nil && kill == nil {
@@ -122,6 +139,44 @@ func (s *Session) Wait(ctx context.Context, sigs <-chan os.Signal, forwardIntera
 			ctx = context.Background()
 		}
 	}
+}
+
+// drain waits, a bounded time, for the last of the sandbox's output.
+func (s *Session) drain() {
+	ctx, cancel := context.WithTimeout(context.Background(), drainWait)
+	defer cancel()
+	switch {
+	case s.term != nil:
+		s.term.Wait(ctx)
+	case s.streams != nil:
+		s.streams.drain(ctx)
+	}
+}
+
+// Close ends the copying of the sandbox's streams, after writing out all
+// that was read of its output, undoes the terminal modes it left set and
+// restores the user's terminal settings. Whatever the launcher prints after
+// Close comes after the sandbox's output. It may be called more than once,
+// and after a Create that failed.
+func (s *Session) Close() {
+	if s.term != nil {
+		s.term.Close()
+	}
+	if s.streams != nil {
+		s.streams.close()
+	}
+}
+
+// Dropped reports what the terminal filter kept from the user's terminal.
+func (s *Session) Dropped() termfilter.Stats {
+	var d termfilter.Stats
+	if s.term != nil {
+		d = d.Add(s.term.Dropped())
+	}
+	if s.streams != nil {
+		d = d.Add(s.streams.dropped())
+	}
+	return d
 }
 
 type waitResult struct {

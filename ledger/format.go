@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
 // timeLayout is how records show times: UTC, to the second.
@@ -27,8 +28,8 @@ func WriteTable(w io.Writer, recs []Record) error {
 		if command == "" {
 			command = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", printable(r.RunID, false), r.Start.UTC().Format(timeLayout),
-			printable(string(r.Kind), false), truncate(command, commandWidth), r.ExitCode, r.Verdict())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", Printable(r.RunID), r.Start.UTC().Format(timeLayout),
+			Printable(string(r.Kind)), truncate(command, commandWidth), r.ExitCode, r.Verdict())
 	}
 	return tw.Flush()
 }
@@ -51,20 +52,33 @@ func needsQuote(c rune) bool {
 	return c == ' ' || strings.ContainsRune("\"'\\$`", c) || !strconv.IsPrint(c)
 }
 
-// printable escapes every rune of s that a terminal would not show as
-// itself (escape sequences, tabs; newlines unless keepNewlines), so that a
-// record cannot rewrite the screen of whoever reads it.
-func printable(s string, keepNewlines bool) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strconv.IsPrint(c) || (keepNewlines && c == '\n') {
-			b.WriteRune(c)
-			continue
-		}
-		q := strconv.QuoteRuneToASCII(c)
-		b.WriteString(q[1 : len(q)-1])
+// Printable returns s as it is when every rune of it shows as itself on a
+// terminal, and otherwise quoted as a Go string literal (strconv.Quote):
+// newlines, carriage returns, tabs, escape sequences, other control and
+// format characters (bidirectional overrides among them) and invalid UTF-8
+// become visible
+// escapes, so that a string the agent chose (a file name, a probe's
+// observation, an error naming a path) cannot add lines to, or rewrite,
+// what the reader sees. A string that starts with a double quote is quoted
+// too, so that a quoted value always means an escaped one.
+func Printable(s string) string {
+	if s == "" || (utf8.ValidString(s) && !strings.HasPrefix(s, `"`) && !strings.ContainsFunc(s, func(c rune) bool { return !strconv.IsPrint(c) })) {
+		return s
 	}
-	return b.String()
+	return strconv.Quote(s)
+}
+
+// safe is text already escaped (quoteArgs' output, lists of Printable
+// items), which printer.line writes as it is.
+type safe string
+
+// list escapes each item and joins them with ", ".
+func list(items []string) safe {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = Printable(it)
+	}
+	return safe(strings.Join(out, ", "))
 }
 
 func truncate(s string, n int) string {
@@ -86,11 +100,11 @@ func WriteRecord(w io.Writer, r Record) error {
 	p.teardown(r.Teardown)
 	if r.Error != "" {
 		p.section("error")
-		p.line("  %s", printable(r.Error, false))
+		p.line("  %s", r.Error)
 	}
 	if r.Notes != "" {
 		p.section("notes")
-		p.line("  %s", strings.ReplaceAll(strings.TrimRight(r.Notes, "\n"), "\n", "\n  "))
+		p.line("  %s", r.Notes)
 	}
 	return p.err
 }
@@ -101,14 +115,28 @@ type printer struct {
 	err error
 }
 
+// line writes one line: format is agentbox's own, every string argument is
+// escaped with Printable (a safe one is written as it is), so that nothing
+// in a record makes a line break or a control sequence of its own.
 func (p *printer) line(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintln(p.w, strings.TrimRight(printable(fmt.Sprintf(format, args...), true), " "))
+	if p.err != nil {
+		return
 	}
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			args[i] = Printable(v)
+		case safe:
+			args[i] = string(v)
+		}
+	}
+	_, p.err = fmt.Fprintln(p.w, strings.TrimRight(fmt.Sprintf(format, args...), " "))
 }
 
-func (p *printer) field(name, value string) {
-	if value != "" {
+// field writes "name value" when value is not empty; value is a string or
+// safe.
+func (p *printer) field(name string, value any) {
+	if value != "" && value != safe("") {
 		p.line("%-12s %s", name, value)
 	}
 }
@@ -125,10 +153,10 @@ func (p *printer) header(r Record) {
 	if !r.End.IsZero() {
 		p.field("ended", fmt.Sprintf("%s (%s)", r.End.UTC().Format(timeLayout), r.End.Sub(r.Start).Round(time.Millisecond)))
 	}
-	p.field("command", quoteArgs(r.Command))
-	agent := r.Agent
+	p.field("command", safe(quoteArgs(r.Command)))
+	agent := safe(Printable(r.Agent))
 	if r.PermissionMode != "" {
-		agent = strings.TrimSpace(agent + " (permission mode: " + r.PermissionMode + ")")
+		agent = safe(strings.TrimSpace(string(agent) + " (permission mode: " + Printable(r.PermissionMode) + ")"))
 	}
 	p.field("agent", agent)
 	p.field("exit code", strconv.Itoa(r.ExitCode))
@@ -224,7 +252,7 @@ func (p *printer) teardown(t *Teardown) {
 	if len(t.SurvivingPIDs) > 0 {
 		p.field("  pids", strings.Trim(fmt.Sprint(t.SurvivingPIDs), "[]"))
 	}
-	p.field("  mounts", strings.Join(t.RemainingMounts, ", "))
-	p.field("  runtime", strings.Join(t.RuntimeStateLeft, ", "))
-	p.field("  sockets", strings.Join(t.OpenSockets, ", "))
+	p.field("  mounts", list(t.RemainingMounts))
+	p.field("  runtime", list(t.RuntimeStateLeft))
+	p.field("  sockets", list(t.OpenSockets))
 }

@@ -5,6 +5,8 @@ package main
 import (
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,8 +39,13 @@ func TestRealAgentsThroughTheGateway(t *testing.T) {
 			defer upstream.Close()
 			ws := workspaceOwnedBy(t, uid, gid)
 			env := isolatedEnv(t, "OPENAI_API_KEY="+realOpenAI, "ANTHROPIC_API_KEY="+realAnthropic)
-			args := append([]string{"run", "--json", "--upstream", tc.route + "=" + upstream.URL, "--", tc.name}, tc.args...)
+			evidence := filepath.Join(t.TempDir(), "evidence.jsonl")
+			args := append([]string{"run", "--json", "--evidence", evidence, "--upstream", tc.route + "=" + upstream.URL, "--", tc.name}, tc.args...)
 			r := runIn(t, env, ws, args...)
+			data, _ := os.ReadFile(evidence)
+			if !strings.Contains(string(data), `"event":"record"`) {
+				t.Errorf("no record on the evidence channel:\n%s", data)
+			}
 			if r.code != 0 || !strings.Contains(r.stdout, reply) {
 				t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -50,7 +57,7 @@ func TestRealAgentsThroughTheGateway(t *testing.T) {
 					t.Errorf("the fake model saw the per-run token in %s %s", req.Method, req.Path)
 				}
 			}
-			for _, line := range strings.Split(r.stderr, "\n") {
+			for _, line := range strings.Split(r.stderr+string(data), "\n") {
 				if strings.Contains(line, realOpenAI) || strings.Contains(line, realAnthropic) {
 					t.Errorf("a real key reached the evidence: %s", line)
 				}

@@ -31,6 +31,10 @@ type launch struct {
 	flags policyFlags
 	argv  []string
 	json  bool
+	// ev is the --evidence channel; rawTerminal (--raw-terminal) turns the
+	// terminal filter off.
+	ev          evidenceChannel
+	rawTerminal bool
 
 	runID  string
 	dirs   dirs
@@ -303,10 +307,13 @@ func (l *launch) create(ctx context.Context) error {
 		return err
 	}
 	in, out, errf := stdFiles(l.io)
+	if l.probesOnly {
+		in, out = nil, nil // no agent: only agentbox writes stdout
+	}
 	l.sess = &engine.Session{
 		Runtime: l.rt, ID: l.runID, Bundle: l.runDir.Bundle(),
 		ConsoleSocket: l.runDir.File("console.sock"), Terminal: l.plan.Terminal,
-		In: in, Out: out, Err: errf,
+		In: in, Out: out, Err: errf, RawTerminal: l.rawTerminal,
 	}
 	if l.st.initEnd != nil {
 		l.sess.ExtraFiles = []*os.File{l.st.initEnd}
@@ -322,8 +329,8 @@ func (l *launch) create(ctx context.Context) error {
 	return l.runDir.WriteMeta(l.meta)
 }
 
-// stdFiles returns the launcher's own streams: a sandbox without a terminal
-// inherits them directly, with no copying in between.
+// stdFiles returns the launcher's own streams, which the session copies to
+// and from the sandbox (it never hands them over).
 func stdFiles(io stdio) (in, out, errf *os.File) {
 	in, out, errf = os.Stdin, os.Stdout, os.Stderr
 	if f, ok := io.In.(*os.File); ok {

@@ -193,6 +193,7 @@ func (l *launch) collectProbes(ctx context.Context) error {
 	}
 	l.st.results = results
 	l.st.host = selftest.VerifyHost("/proc", l.sess.Pid(), l.hostState())
+	l.evidenceProbes()
 	return nil
 }
 
@@ -252,18 +253,15 @@ func (l *launch) failedProbes() []selftest.Result {
 	return out
 }
 
-// printProbes prints every result as a JSON line with --json, else the
-// failed ones in words.
+// printProbes prints the failed results in words for the user, unless
+// --json asked for none; the evidence channel has every result.
 func (l *launch) printProbes(failed []selftest.Result) {
 	if l.json {
-		for _, r := range append(append([]selftest.Result{}, l.st.results...), l.st.host...) {
-			fmt.Fprintln(l.io.Err, probeLine(r))
-		}
 		return
 	}
 	for _, r := range failed {
 		fmt.Fprintln(l.io.Err, probeLine(r))
-		fmt.Fprintf(l.io.Err, "agentbox: probe %s: expected %s, got %s (%s): %s\n", r.Probe, r.Expect, r.Decision, r.Observed, r.Detail)
+		fmt.Fprintf(l.io.Err, "agentbox: probe %s: expected %s, got %s (%s): %s\n", r.Probe, r.Expect, r.Decision, ledger.Printable(r.Observed), ledger.Printable(r.Detail))
 	}
 }
 

@@ -27,7 +27,9 @@ func runRun(ctx context.Context, s stdio, args []string) int {
 	l := &launch{io: s}
 	fs := newFlags(s, "run", "[flags] -- CMD [ARG...]")
 	l.flags.register(fs)
-	fs.BoolVar(&l.json, "json", false, "print the run's evidence (probe results, record) as JSON lines on stderr")
+	registerEvidenceFlag(fs, l)
+	fs.BoolVar(&l.json, "json", false, "machine-readable: no notes on stderr, the evidence only on --evidence (which it needs)")
+	fs.BoolVar(&l.rawTerminal, "raw-terminal", false, "pass the agent's output to your terminal unfiltered (clipboard, title and other OSC, DCS, APC sequences included)")
 	registerSelfTestFlags(fs, l)
 	_, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
@@ -37,13 +39,19 @@ func runRun(ctx context.Context, s stdio, args []string) int {
 		fmt.Fprintln(s.Err, "agentbox run: no command; give one after --, for example: agentbox run -- sh")
 		return exitUsage
 	}
+	if code, ok := l.openEvidence("run"); !ok {
+		return code
+	}
 	l.argv = cmd
-	return l.run(ctx)
+	code, err := l.run(ctx)
+	l.endEvidence(code, err)
+	return code
 }
 
 // run is the whole pipeline for one sandbox. Whatever happens after the run
-// directory exists, teardown runs and the ledger gets a record.
-func (l *launch) run(ctx context.Context) int {
+// directory exists, teardown runs and the ledger gets a record. It returns
+// the exit code and the error that ended the run early, if any.
+func (l *launch) run(ctx context.Context) (int, error) {
 	// Signals are handled here from the start, so that Ctrl-C during setup
 	// still ends in teardown, and during the run reaches the agent.
 	sigs := make(chan os.Signal, 8)
@@ -54,17 +62,17 @@ func (l *launch) run(ctx context.Context) int {
 	prepared := l.prepare(setupCtx)
 	cancel()
 	if l.runDir == nil {
-		return l.fail(prepared)
+		return l.fail(prepared), prepared
 	}
-	exit, runErr := exitHost, prepared
+	exit, runErr := exitCode(prepared), prepared
 	if prepared == nil {
 		exit, runErr = l.startAndWait(ctx, sigs)
 	}
 	l.finish(start, exit, runErr)
 	if runErr != nil {
-		return l.fail(runErr)
+		return l.fail(runErr), runErr
 	}
-	return exit
+	return exit, nil
 }
 
 // prepare runs every step up to a created, not yet started sandbox.
@@ -78,6 +86,7 @@ func (l *launch) prepare(ctx context.Context) error {
 		{"gateway", l.startGateway},
 		{"ids", func() error { return l.allocateIDs(false) }},
 		{"plan", l.resolvePlan},
+		{"evidence", l.checkEvidence},
 		{"agent", l.prepareAgent},
 		{"render", l.render},
 		{"audit", l.auditSpec},
@@ -163,6 +172,11 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 	if l.st.init != nil {
 		l.st.init.Close()
 	}
+	// The agent's output is written out, and the terminal restored, before
+	// any line of agentbox's own.
+	if l.sess != nil {
+		l.sess.Close()
+	}
 	allowed, denied := l.stopGateway()
 	td := l.teardown()
 	if p := l.host.SELinuxLabels[0]; p != "" {
@@ -180,18 +194,34 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 	}
 	l.rec = l.record(start, exit, runErr, td)
 	l.rec.Gateway = ledger.Gateway{Allowed: allowed, Denied: denied}
+	l.rec.Notes = l.terminalNote()
 	if td != nil && !td.Clean() {
 		fmt.Fprintf(l.io.Err, "agentbox: teardown left residue: %s (run 'agentbox gc')\n", describe(*td))
 	}
 	if err := l.dirs.ledger().Append(l.rec); err != nil {
 		fmt.Fprintf(l.io.Err, "agentbox: warning: ledger: %v\n", err)
 	}
-	if l.json && !l.probesOnly {
-		_ = json.NewEncoder(l.io.Err).Encode(struct {
-			Event  string        `json:"event"`
-			Record ledger.Record `json:"record"`
-		}{"record", l.rec})
+	if l.ev.ch != nil {
+		l.ev.ch.Record(l.rec)
 	}
+}
+
+// terminalNote says, for the record and the user, what the terminal filter
+// kept from the user's terminal, or that it was off.
+func (l *launch) terminalNote() string {
+	switch {
+	case l.sess == nil || l.probesOnly:
+		return ""
+	case l.rawTerminal:
+		return "terminal filter off (--raw-terminal)"
+	}
+	d := l.sess.Dropped()
+	if d.Total() == 0 {
+		return ""
+	}
+	note := fmt.Sprintf("terminal filter removed %d sequence(s) the agent wrote: %s", d.Total(), d)
+	fmt.Fprintf(l.io.Err, "agentbox: %s (agentbox run --raw-terminal lets them through)\n", note)
+	return note
 }
 
 func (l *launch) record(start time.Time, exit int, runErr error, td *ledger.Teardown) ledger.Record {
@@ -263,6 +293,12 @@ func (l *launch) fail(err error) int { return l.failAs("run", err) }
 
 func (l *launch) failAs(cmd string, err error) int {
 	fmt.Fprintf(l.io.Err, "agentbox %s: %v\n", cmd, err)
+	return exitCode(err)
+}
+
+// exitCode is the exit code a failed step maps to (exitHost for an error
+// of no step), so that the record's exit code is the process's.
+func exitCode(err error) int {
 	var se *stepError
 	if errors.As(err, &se) {
 		return se.code

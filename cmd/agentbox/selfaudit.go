@@ -37,7 +37,7 @@ func (l *launch) auditSpec() error {
 		return nil
 	}
 	for _, f := range refused {
-		fmt.Fprintf(l.io.Err, "agentbox: finding %s (%s) %s: %s; fix: %s\n", f.Code, f.Severity, f.Subject, f.Detail, f.Fix)
+		fmt.Fprintf(l.io.Err, "agentbox: finding %s (%s) %s: %s; fix: %s\n", f.Code, f.Severity, ledger.Printable(f.Subject), ledger.Printable(f.Detail), f.Fix)
 	}
 	return &refusal{fmt.Sprintf("the generated sandbox has %d finding(s) the policy does not accept: %s; accept one with --accept CODE=reason or in %s", len(refused), codes(refused), policy.FileName)}
 }

@@ -25,6 +25,7 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 	l.flags.register(fs)
 	registerSelfTestFlags(fs, l)
 	fs.BoolVar(&l.json, "json", false, "print one JSON line per probe, then the verdict, on stdout")
+	registerEvidenceFlag(fs, l)
 	pos, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -33,11 +34,16 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	if code, ok := l.openEvidence("selftest"); !ok {
+		return code
+	}
 	code, err := l.selfTest(ctx)
 	if err != nil {
-		return l.failAs("selftest", err)
+		code = l.failAs("selftest", err)
+	} else {
+		l.printVerdict()
 	}
-	l.printVerdict()
+	l.endEvidence(code, err)
 	return code
 }
 
