@@ -47,6 +47,14 @@ type Host struct {
 	// subordinate ids (or no newuidmap): its own uid is then the only id of
 	// the sandbox, and the agent is root of its user namespace.
 	RootlessSingle bool
+	// WorkspaceSockets are the pathname unix sockets found in the workspace
+	// (workspace.Inspect), relative to it; the plan covers each. Nil: none
+	// found, or the workspace was not inspected (agentbox spec).
+	WorkspaceSockets []string
+	// LandlockABI is the kernel's Landlock ABI, 0 without Landlock; at 9
+	// and later Landlock also refuses connecting to sockets made outside
+	// the sandbox.
+	LandlockABI int
 	// FS reads paths: stat, symlink resolution and PATH lookup.
 	FS FS
 	// MapIDs builds the user namespace maps for an identity (userns does

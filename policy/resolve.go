@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -52,6 +53,8 @@ func Resolve(p Policy, argv []string, h Host, bundle string) (*Plan, error) {
 		{"lsm", r.resolveLSM},
 		{"init", r.resolveInit},
 		{"gateway", r.resolveGateway},
+		{"protected paths", r.resolveProtected},
+		{"workspace sockets", r.coverSockets},
 		{"mounts", r.finishMounts},
 	}
 	for _, s := range steps {
@@ -97,6 +100,17 @@ func (r *resolver) resolveWorkspace() error {
 	r.plan.Workspace, r.plan.Cwd = real, real
 	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindWorkspace, Source: real, Destination: real})
 	return nil
+}
+
+// ResolveWorkspace returns the workspace directory that p names on h,
+// resolved and checked as Resolve does it (the launcher inspects it
+// before planning), or Resolve's error.
+func ResolveWorkspace(p Policy, h Host) (string, error) {
+	r := &resolver{p: p, h: h, plan: &Plan{}}
+	if err := r.resolveWorkspace(); err != nil {
+		return "", err
+	}
+	return r.plan.Workspace, nil
 }
 
 // refuse rejects a path of a class that may never be bound, unless the
@@ -157,8 +171,12 @@ func (r *resolver) resolveBinds() error {
 	for _, l := range lists {
 		for i, b := range l.paths {
 			field := fmt.Sprintf("%s[%d]", l.field, i)
-			real, err := r.h.FS.EvalSymlinks(r.abs(b))
-			if err != nil {
+			real, err := r.realPath(field, b, r.abs(b))
+			var in *InputError
+			switch {
+			case errors.As(err, &in):
+				return err
+			case err != nil:
 				return &InputError{Field: field, Msg: fmt.Sprintf("%s does not exist", b), Fix: "create it or remove the bind"}
 			}
 			if err := r.refuse(field, b, real, r.classify(real)); err != nil {
