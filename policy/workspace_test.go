@@ -187,4 +187,3 @@ func TestValidateProtect(t *testing.T) {
 		t.Error(err)
 	}
 }
-
