@@ -21,8 +21,12 @@ import (
 // root holding only mount points, symlinks and the plan's small files. The
 // root never holds anything of an image or the host: those arrive as
 // read-only binds when the runtime mounts them.
+//
+// Binds below another bind's destination are not in config.json: they go
+// to ComposeFile, which the runtime helper lays out (see splitNested).
 func WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 	root := filepath.Join(dir, s.Root.Path)
+	rs, nested := splitNested(s)
 	steps := []struct {
 		name string
 		run  func() error
@@ -30,8 +34,10 @@ func WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 		{"create root", func() error { return os.MkdirAll(root, 0o755) }},
 		{"symlinks", func() error { return writeSymlinks(root, rootfs.Symlinks) }},
 		{"files", func() error { return writeFiles(dir, root, rootfs) }},
-		{"mount points", func() error { return makeMountPoints(root, s.Mounts) }},
-		{"config.json", func() error { return writeConfig(dir, s) }},
+		{"socket cover", func() error { return writeCover(dir, s.Mounts) }},
+		{"mount points", func() error { return makeMountPoints(root, rs.Mounts) }},
+		{"nested mounts", func() error { return writeComposition(dir, nested) }},
+		{"config.json", func() error { return writeConfig(dir, rs) }},
 	}
 	for _, st := range steps {
 		if err := st.run(); err != nil {

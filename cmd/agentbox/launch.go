@@ -206,8 +206,9 @@ func (l *launch) runIDOrPlaceholder() string {
 func (l *launch) writeBundle() error {
 	l.rt = engine.Runtime{Name: l.plan.Runtime.Name, Path: l.plan.Runtime.Path, Root: l.dirs.runtimeRoot(l.plan.Runtime.Name), UserNS: l.ids.userNS}
 	if hide := engine.HiddenUnified(l.rt.Name, l.host.EUID == 0); hide != "" {
-		l.rt.Hide, l.rt.Helper = hide, l.host.InitPath
+		l.rt.Hide = hide
 	}
+	l.rt.Helper = l.host.InitPath // hides that mount, lays out nested binds
 	l.meta.Runtime = l.rt
 	if l.spec.Linux != nil {
 		l.meta.Cgroup = l.spec.Linux.CgroupsPath
