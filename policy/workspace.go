@@ -25,16 +25,22 @@ const CoverFile = "socket-cover"
 // to a pathname socket bound outside the sandbox's domain.
 const landlockResolveUnixABI = 9
 
+// ProtectPaths returns the protected paths of p: its own list, or
+// workspace.DefaultProtect when it names none.
+func (p Policy) ProtectPaths() []string {
+	if p.Protect == nil {
+		return workspace.DefaultProtectPaths()
+	}
+	return p.Protect
+}
+
 // resolveProtected binds each protected path that exists read-only over
 // itself. Nothing is created to make a bind possible, and no symlink is
 // followed: a path reached through one is not protected (a residual says
 // so), and a .git that is a file (a worktree's "gitdir:" pointer) is
 // protected itself instead of what lies below the gitdir it names.
 func (r *resolver) resolveProtected() error {
-	list := r.p.Protect
-	if list == nil {
-		list = workspace.DefaultProtectPaths()
-	}
+	list := r.p.ProtectPaths()
 	seen := map[string]bool{}
 	for _, m := range r.plan.Mounts {
 		seen[m.Destination] = true // a bind the user asked for wins

@@ -47,6 +47,7 @@ type launch struct {
 	st     selfTest
 	gw     *netpolicy.RunGateway
 	agent  agents.Launch
+	ws     workspaceState
 	// findings are the self-audit's, accepted ones included.
 	findings []audit.Finding
 	rec      ledger.Record
