@@ -14,6 +14,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbox/agentbox/internal/nsexec"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -25,8 +26,25 @@ import (
 // Binds below another bind's destination are not in config.json: they go
 // to ComposeFile, which the runtime helper lays out (see splitNested).
 func WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
+	return writeBundle(dir, s, rootfs, true)
+}
+
+// WriteBundle writes the bundle for r: as the package's WriteBundle for
+// runc; other runtimes get every bind in config.json and make the nested
+// ones themselves. (crun 1.8 clones a bind's source without what is
+// mounted below it in a user namespace, "rbind" or not, so the helper's
+// layout would not reach the sandbox; crun then needs the sandbox's root
+// to be able to search the workspace, and fails closed where it cannot.)
+func (r Runtime) WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
+	return writeBundle(dir, s, rootfs, r.Name == "runc")
+}
+
+func writeBundle(dir string, s *specs.Spec, rootfs policy.Rootfs, compose bool) error {
 	root := filepath.Join(dir, s.Root.Path)
-	rs, nested := splitNested(s)
+	rs, nested := s, (*nsexec.Composition)(nil)
+	if compose {
+		rs, nested = splitNested(s)
+	}
 	steps := []struct {
 		name string
 		run  func() error

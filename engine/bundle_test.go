@@ -171,3 +171,24 @@ func TestWriteBundleImageFiles(t *testing.T) {
 		t.Errorf("files/etc/passwd: %q, %v", b, err)
 	}
 }
+
+// crun makes nested binds itself: its bundle keeps them in config.json
+// and has no composition for the helper.
+func TestWriteBundleForCrun(t *testing.T) {
+	dir, src := t.TempDir(), t.TempDir()
+	s := &specs.Spec{Root: &specs.Root{Path: "rootfs"}, Mounts: []specs.Mount{
+		{Destination: "/w", Type: "bind", Source: src, Options: []string{"bind"}},
+		{Destination: "/w/x", Type: "bind", Source: src, Options: []string{"bind", "ro"}},
+	}}
+	if err := (Runtime{Name: "crun"}).WriteBundle(dir, s, policy.Rootfs{}); err != nil {
+		t.Fatal(err)
+	}
+	var back specs.Spec
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil || json.Unmarshal(data, &back) != nil || len(back.Mounts) != 2 || back.Mounts[0].Options[0] != "bind" {
+		t.Errorf("crun's config.json: %+v, %v", back.Mounts, err)
+	}
+	if composition(dir) != "" {
+		t.Error("a crun bundle has a composition")
+	}
+}

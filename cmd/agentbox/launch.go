@@ -238,7 +238,7 @@ func (l *launch) writeBundle() error {
 		l.weaken(&cp)
 		s = &cp
 	}
-	return engine.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
+	return l.rt.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
 }
 
 // sayResiduals tells the user, before anything runs, which layers this

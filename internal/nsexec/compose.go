@@ -101,7 +101,7 @@ func composeParent(p Parent) error {
 		return fmt.Errorf("open: %w", err)
 	}
 	defer unix.Close(pfd)
-	root, err := attachClone(pfd, pfd, false)
+	root, err := attachClone(pfd, pfd, nil)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,11 @@ func attachNested(root int, n Nested) error {
 		return fmt.Errorf("target: %w", err)
 	}
 	defer unix.Close(dst)
-	tree, err := attachClone(src, dst, n.ReadOnly)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if n.ReadOnly {
+		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+	}
+	tree, err := attachClone(src, dst, &attr)
 	if err != nil {
 		return err
 	}
@@ -139,21 +143,21 @@ func openSource(root int, n Nested) (int, error) {
 	return unix.Openat2(unix.AT_FDCWD, n.Source, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS})
 }
 
-// attachClone clones the mount at src (not what is mounted below it) and
-// attaches the clone at dst, nosuid and nodev, read-only when asked; it
-// returns the attached clone's fd.
-func attachClone(src, dst int, readOnly bool) (int, error) {
+// attachClone clones the mount at src (not what is mounted below it),
+// sets attr on the clone (nil keeps the source's flags: the parent's are
+// the runtime's to set, and a flag set here would be locked in the
+// sandbox's namespace, beyond the runtime's remount) and attaches it at
+// dst; it returns the attached clone's fd.
+func attachClone(src, dst int, attr *unix.MountAttr) (int, error) {
 	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
 	if err != nil {
 		return -1, fmt.Errorf("clone (open_tree needs Linux 5.2): %w", err)
 	}
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-	if readOnly {
-		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
-	}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
-		unix.Close(tree)
-		return -1, fmt.Errorf("set flags (mount_setattr needs Linux 5.12): %w", err)
+	if attr != nil {
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, attr); err != nil {
+			unix.Close(tree)
+			return -1, fmt.Errorf("set flags (mount_setattr needs Linux 5.12): %w", err)
+		}
 	}
 	if err := unix.MoveMount(tree, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		unix.Close(tree)
