@@ -250,16 +250,21 @@ func (w *walker) item(fd int, e entry, p string, kind Kind) {
 }
 
 // isGitDir reports a directory that git would take for a repository's git
-// directory: it holds HEAD, config and objects/.
+// directory: it holds HEAD and objects/ (a repository's own), or HEAD and
+// commondir (a linked worktree's, wherever its .git file points).
 func isGitDir(ents []entry) bool {
-	found := 0
+	var head, objects, commondir bool
 	for _, e := range ents {
 		switch {
-		case e.name == "HEAD" && e.typ == unix.DT_REG, e.name == "config" && e.typ == unix.DT_REG, e.name == "objects" && e.typ == unix.DT_DIR:
-			found++
+		case e.name == "HEAD" && e.typ == unix.DT_REG:
+			head = true
+		case e.name == "objects" && e.typ == unix.DT_DIR:
+			objects = true
+		case e.name == "commondir" && e.typ == unix.DT_REG:
+			commondir = true
 		}
 	}
-	return found == 3
+	return head && (objects || commondir)
 }
 
 func inDevcontainer(rel string) bool {

@@ -133,6 +133,12 @@ func TestChanges(t *testing.T) {
 			want:   []Leftover{{Path: "x/config", Kind: KindGitConfig, Change: "changed", Key: "credential.helper", Value: "!cat /etc/shadow"}},
 		},
 		{
+			name:   "a worktree gitdir outside .git, where a .git file points",
+			before: map[string]string{"wt/HEAD": "x", "wt/commondir": "../.git"},
+			agent:  map[string]string{"wt/config.worktree": "[core]\npager = x\n"},
+			want:   []Leftover{{Path: "wt/config.worktree", Kind: KindGitConfig, Change: "created", Key: "core.pager", Value: "x"}},
+		},
+		{
 			name:   "a gitdir file",
 			before: map[string]string{"a": "x"},
 			agent:  map[string]string{"w/.git": "gitdir: ../evil\n"},
