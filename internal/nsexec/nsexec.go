@@ -32,7 +32,7 @@ const (
 func Main(args []string) int {
 	flags, argv, err := parseArgs(args)
 	if err == nil {
-		err = setup(args[0], flags)
+		argv, err = setup(args[0], flags, argv)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "agentbox %s: %v\n", args[0], err)
@@ -64,31 +64,38 @@ var helperFlags = map[string][]string{
 }
 
 // setup does what the flags ask, in order: the id maps, the hidden mount,
-// the composition.
-func setup(helper string, flags map[string]string) error {
+// the composition; it returns what to execute. userns-exec has no
+// capabilities until it executes something (it ran its exec before the
+// maps existed), so with --compose it executes itself again, as
+// mntns-exec, which then has them in its namespaces.
+func setup(helper string, flags map[string]string, argv []string) ([]string, error) {
 	known, ok := helperFlags[helper]
 	if !ok {
-		return fmt.Errorf("unknown helper %q", helper)
+		return nil, fmt.Errorf("unknown helper %q", helper)
 	}
 	for f := range flags {
 		if !slices.Contains(known, f) {
-			return fmt.Errorf("unknown flag %s for %s", f, helper)
+			return nil, fmt.Errorf("unknown flag %s for %s", f, helper)
 		}
 	}
+	file, composing := flags["--compose"]
 	if helper == UsernsExec {
 		if err := waitForMaps(flags["--sync-fd"]); err != nil {
-			return err
+			return nil, err
+		}
+		if composing {
+			return append([]string{"/proc/self/exe", MntnsExec, "--compose", file, "--"}, argv...), nil
 		}
 	}
 	if p, ok := flags["--umount"]; ok {
 		if err := hide(p); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if p, ok := flags["--compose"]; ok {
-		return compose(p)
+	if composing {
+		return argv, compose(file)
 	}
-	return nil
+	return argv, nil
 }
 
 // waitForMaps blocks until the launcher has installed the id maps (it
