@@ -31,13 +31,13 @@ type entry struct {
 }
 
 // readDir lists the directory at fd, at most max entries, with the types
-// the kernel gives. An entry of unknown type is lstat'ed relative to fd.
-// more is true when the directory has entries beyond max.
-func readDir(fd int, max int) (ents []entry, more bool, err error) {
+// the kernel gives, reading through buf. An entry of unknown type is
+// lstat'ed relative to fd. more is true when the directory has entries
+// beyond max.
+func readDir(fd int, max int, buf []byte) (ents []entry, more bool, err error) {
 	if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
 		return nil, false, err
 	}
-	buf := make([]byte, 32<<10)
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if errors.Is(err, unix.EINTR) {

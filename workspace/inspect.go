@@ -83,7 +83,7 @@ func Inspect(root string, protect []string, lim Limits) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &walker{lim: lim, dev: dev, snap: &Snapshot{Items: map[string]Item{}, Protected: map[string]Item{}}}
+	w := &walker{lim: lim, dev: dev, buf: make([]byte, 32<<10), snap: &Snapshot{Items: map[string]Item{}, Protected: map[string]Item{}}}
 	w.dir(fd, "", 0)
 	for _, p := range protect {
 		w.snap.Protected[p] = Item{Kind: KindProtected, State: protectedState(fd, p, lim.MaxFileBytes)}
@@ -97,6 +97,7 @@ type walker struct {
 	dev     uint64
 	entries int
 	full    bool // the entry bound is reached
+	buf     []byte
 	snap    *Snapshot
 }
 
@@ -111,7 +112,7 @@ func (w *walker) list(fd int, rel string) []entry {
 	if w.full {
 		return nil
 	}
-	ents, more, err := readDir(fd, w.lim.MaxEntries-w.entries)
+	ents, more, err := readDir(fd, w.lim.MaxEntries-w.entries, w.buf)
 	w.entries += len(ents)
 	switch {
 	case err != nil:
