@@ -76,6 +76,8 @@ var forbidden = map[string][]string{
 	"engine":  {module + "audit", module + "selftest", module + "spec"},
 	// Renderers render; the audit of a rendered project is compose/check.
 	"compose": {module + "audit", module + "engine", "os/exec"},
+	// The workspace is only ever read: never a git, never a plan.
+	"workspace": {module + "policy", module + "spec", module + "engine", module + "audit", module + "selftest", "os/exec"},
 }
 
 func TestPipelineImportDirection(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbox/agentbox/internal/nsexec"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -21,8 +22,29 @@ import (
 // root holding only mount points, symlinks and the plan's small files. The
 // root never holds anything of an image or the host: those arrive as
 // read-only binds when the runtime mounts them.
+//
+// Binds below another bind's destination are not in config.json: they go
+// to ComposeFile, which the runtime helper lays out (see splitNested).
 func WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
+	return writeBundle(dir, s, rootfs, true)
+}
+
+// WriteBundle writes the bundle for r: as the package's WriteBundle for
+// runc; other runtimes get every bind in config.json and make the nested
+// ones themselves. (crun 1.8 clones a bind's source without what is
+// mounted below it in a user namespace, "rbind" or not, so the helper's
+// layout would not reach the sandbox; crun then needs the sandbox's root
+// to be able to search the workspace, and fails closed where it cannot.)
+func (r Runtime) WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
+	return writeBundle(dir, s, rootfs, r.Name == "runc")
+}
+
+func writeBundle(dir string, s *specs.Spec, rootfs policy.Rootfs, compose bool) error {
 	root := filepath.Join(dir, s.Root.Path)
+	rs, nested := s, (*nsexec.Composition)(nil)
+	if compose {
+		rs, nested = splitNested(s)
+	}
 	steps := []struct {
 		name string
 		run  func() error
@@ -30,8 +52,10 @@ func WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 		{"create root", func() error { return os.MkdirAll(root, 0o755) }},
 		{"symlinks", func() error { return writeSymlinks(root, rootfs.Symlinks) }},
 		{"files", func() error { return writeFiles(dir, root, rootfs) }},
-		{"mount points", func() error { return makeMountPoints(root, s.Mounts) }},
-		{"config.json", func() error { return writeConfig(dir, s) }},
+		{"socket cover", func() error { return writeCover(dir, s.Mounts) }},
+		{"mount points", func() error { return makeMountPoints(root, rs.Mounts) }},
+		{"nested mounts", func() error { return writeComposition(dir, nested) }},
+		{"config.json", func() error { return writeConfig(dir, rs) }},
 	}
 	for _, st := range steps {
 		if err := st.run(); err != nil {

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/agentbox/agentbox/internal/nsexec"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -61,8 +63,58 @@ func TestWriteBundle(t *testing.T) {
 	}
 	var back specs.Spec
 	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil || json.Unmarshal(data, &back) != nil || len(back.Mounts) != len(s.Mounts) {
-		t.Errorf("config.json: %v", err)
+	if err != nil || json.Unmarshal(data, &back) != nil || len(back.Mounts) != len(s.Mounts)-1 {
+		t.Fatalf("config.json: %v, %d mounts, want all but the nested one", err, len(back.Mounts))
+	}
+	if back.Mounts[1].Destination != "/usr" || back.Mounts[1].Options[0] != "rbind" {
+		t.Errorf("the parent of a nested bind: %+v, want it bound recursively", back.Mounts[1])
+	}
+	if s.Mounts[1].Options[0] != "bind" || len(s.Mounts) != 6 {
+		t.Error("WriteBundle changed the spec it was given")
+	}
+	c, err := nsexec.ReadComposition(filepath.Join(dir, ComposeFile))
+	want := &nsexec.Composition{Parents: []nsexec.Parent{{Source: src, Mounts: []nsexec.Nested{{Source: src, Target: "lib/x"}}}}}
+	if err != nil || !reflect.DeepEqual(c, want) {
+		t.Errorf("composition %+v, %v; want %+v", c, err, want)
+	}
+}
+
+func TestSplitNested(t *testing.T) {
+	ws := "/srv/proj"
+	bind := func(src, dst string, opts ...string) specs.Mount {
+		return specs.Mount{Type: "bind", Source: src, Destination: dst, Options: append([]string{"bind", "nosuid", "nodev"}, opts...)}
+	}
+	s := &specs.Spec{Mounts: []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc"},
+		bind(ws, ws, "rw"),
+		bind(ws+"/.git/config", ws+"/.git/config", "ro"),
+		bind(ws+"/sub", ws+"/sub", "rw"),
+		bind("/run/b/socket-cover", ws+"/sub/nvim.sock", "ro"),
+		{Destination: ws + "/t", Type: "tmpfs", Source: "tmpfs"},
+		bind("/usr", "/usr", "ro"),
+		bind(ws+"2", ws+"2", "rw"), // a sibling, not below the workspace
+	}}
+	rs, c := splitNested(s)
+	var dests []string
+	for _, m := range rs.Mounts {
+		dests = append(dests, m.Destination)
+	}
+	if got, want := strings.Join(dests, " "), "/proc /srv/proj /srv/proj/t /usr /srv/proj2"; got != want {
+		t.Errorf("runtime mounts %q, want %q", got, want)
+	}
+	if rs.Mounts[1].Options[0] != "rbind" || rs.Mounts[3].Options[0] != "bind" {
+		t.Errorf("only the parent is recursive: %+v", rs.Mounts)
+	}
+	want := &nsexec.Composition{Parents: []nsexec.Parent{{Source: ws, Mounts: []nsexec.Nested{
+		{Source: ws + "/.git/config", Beneath: ".git/config", Target: ".git/config", ReadOnly: true},
+		{Source: ws + "/sub", Beneath: "sub", Target: "sub"},
+		{Source: "/run/b/socket-cover", Target: "sub/nvim.sock", ReadOnly: true},
+	}}}}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("composition\n got %+v\nwant %+v", c, want)
+	}
+	if rs, c := splitNested(&specs.Spec{Mounts: []specs.Mount{bind(ws, ws)}}); c != nil || len(rs.Mounts) != 1 {
+		t.Errorf("no nested bind: %+v %+v", rs, c)
 	}
 }
 
@@ -117,5 +169,26 @@ func TestWriteBundleImageFiles(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, policy.FilesDir, "etc", "passwd")); err != nil || !strings.HasPrefix(string(b), "agent:") {
 		t.Errorf("files/etc/passwd: %q, %v", b, err)
+	}
+}
+
+// crun makes nested binds itself: its bundle keeps them in config.json
+// and has no composition for the helper.
+func TestWriteBundleForCrun(t *testing.T) {
+	dir, src := t.TempDir(), t.TempDir()
+	s := &specs.Spec{Root: &specs.Root{Path: "rootfs"}, Mounts: []specs.Mount{
+		{Destination: "/w", Type: "bind", Source: src, Options: []string{"bind"}},
+		{Destination: "/w/x", Type: "bind", Source: src, Options: []string{"bind", "ro"}},
+	}}
+	if err := (Runtime{Name: "crun"}).WriteBundle(dir, s, policy.Rootfs{}); err != nil {
+		t.Fatal(err)
+	}
+	var back specs.Spec
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil || json.Unmarshal(data, &back) != nil || len(back.Mounts) != 2 || back.Mounts[0].Options[0] != "bind" {
+		t.Errorf("crun's config.json: %+v, %v", back.Mounts, err)
+	}
+	if composition(dir) != "" {
+		t.Error("a crun bundle has a composition")
 	}
 }

@@ -30,10 +30,19 @@ func HiddenUnified(runtime string, root bool) string {
 	return HybridUnified
 }
 
-// hideCommand wraps a runtime invocation: the helper starts in a new mount
-// namespace, detaches the mount at hide there, and executes the runtime.
-func hideCommand(ctx context.Context, helper, hide, path string, args []string) *exec.Cmd {
-	argv := append([]string{nsexec.MntnsExec, "--umount", hide, "--", path}, args...)
+// mntnsCommand wraps a runtime invocation: the helper starts in a new
+// mount namespace, detaches the mount at hide there (unless hide is ""),
+// lays out the composition file compose (unless ""), and executes the
+// runtime.
+func mntnsCommand(ctx context.Context, helper, hide, compose, path string, args []string) *exec.Cmd {
+	argv := []string{nsexec.MntnsExec}
+	if hide != "" {
+		argv = append(argv, "--umount", hide)
+	}
+	if compose != "" {
+		argv = append(argv, "--compose", compose)
+	}
+	argv = append(append(argv, "--", path), args...)
 	cmd := exec.CommandContext(ctx, helper, argv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
 	return cmd

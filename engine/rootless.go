@@ -65,8 +65,12 @@ func translate(maps []specs.LinuxIDMapping, own uint32, sub IDRange) ([]specs.Li
 // command wraps a runtime invocation: the helper starts in a new user
 // namespace and waits on a pipe (the last extra file) until start has
 // installed the maps.
-func (n UserNS) command(ctx context.Context, path string, args []string, extra int) *exec.Cmd {
-	argv := append([]string{nsexec.UsernsExec, "--sync-fd", strconv.Itoa(3 + extra), "--", path}, args...)
+func (n UserNS) command(ctx context.Context, path string, args []string, extra int, compose string) *exec.Cmd {
+	argv := []string{nsexec.UsernsExec, "--sync-fd", strconv.Itoa(3 + extra)}
+	if compose != "" {
+		argv = append(argv, "--compose", compose)
+	}
+	argv = append(append(argv, "--", path), args...)
 	cmd := exec.CommandContext(ctx, n.Helper, argv...)
 	// A mount namespace of its own too: runc re-enters the runtime's mount
 	// namespace to open bind sources, which it may only do in one that this

@@ -31,7 +31,8 @@ type Runtime struct {
 	// namespace every invocation of the runtime runs in; nil otherwise.
 	UserNS *UserNS `json:",omitempty"`
 	// Hide is a mount the runtime must not see (see HiddenUnified), and
-	// Helper the binary that hides it (agentbox-init); empty for none.
+	// Helper the binary that hides it, or lays out a bundle's nested binds
+	// (agentbox-init, see ComposeFile); empty for none.
 	Hide   string `json:",omitempty"`
 	Helper string `json:",omitempty"`
 }
@@ -67,13 +68,19 @@ type State struct {
 // command prepares one invocation; extra is the number of extra files
 // the caller will pass.
 func (r Runtime) command(ctx context.Context, extra int, args ...string) *exec.Cmd {
+	return r.composing(ctx, extra, "", args...)
+}
+
+// composing prepares one invocation whose helper first lays out the
+// nested binds of the composition file compose ("" for none).
+func (r Runtime) composing(ctx context.Context, extra int, compose string, args ...string) *exec.Cmd {
 	full := append([]string{"--root", r.Root}, args...)
 	var cmd *exec.Cmd
 	switch {
 	case r.UserNS != nil:
-		cmd = r.UserNS.command(ctx, r.Path, full, extra)
-	case r.Hide != "":
-		cmd = hideCommand(ctx, r.Helper, r.Hide, r.Path, full)
+		cmd = r.UserNS.command(ctx, r.Path, full, extra, compose)
+	case r.Hide != "" || compose != "":
+		cmd = mntnsCommand(ctx, r.Helper, r.Hide, compose, r.Path, full)
 	default:
 		cmd = exec.CommandContext(ctx, r.Path, full...)
 	}
@@ -116,7 +123,11 @@ func (r Runtime) Create(ctx context.Context, id, bundle string, o CreateOptions)
 	if n := len(o.ExtraFiles); n > 0 {
 		args = append(args, "--preserve-fds", strconv.Itoa(n))
 	}
-	cmd := r.command(ctx, len(o.ExtraFiles), append(args, id)...)
+	compose := composition(bundle)
+	if compose != "" && r.UserNS == nil && r.Helper == "" {
+		return 0, fmt.Errorf("%s create: the bundle has nested binds, which need agentbox-init as the runtime's helper (Runtime.Helper)", r.Name)
+	}
+	cmd := r.composing(ctx, len(o.ExtraFiles), compose, append(args, id)...)
 	setStdio(cmd, o.Stdio)
 	cmd.ExtraFiles = o.ExtraFiles
 	if err := r.execute(cmd); err != nil {

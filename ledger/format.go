@@ -98,6 +98,7 @@ func WriteRecord(w io.Writer, r Record) error {
 	p.probes(r.Probes)
 	p.hostVerification(r.HostVerification)
 	p.teardown(r.Teardown)
+	p.workspace(r.Workspace)
 	if r.Error != "" {
 		p.section("error")
 		p.line("  %s", r.Error)

@@ -51,6 +51,11 @@ type Record struct {
 	Gateway  Gateway   `json:"gateway,omitzero"`
 	Teardown *Teardown `json:"teardown,omitempty"` // nil: no sandbox was started
 
+	// Workspace is what the launcher found in the workspace: the unix
+	// sockets there at launch and the files the agent left that host tools
+	// execute on their own; nil when it was not inspected.
+	Workspace *Workspace `json:"workspace,omitempty"`
+
 	ExitCode int    `json:"exit_code"` // the process exit code agentbox returned
 	Notes    string `json:"notes,omitempty"`
 	// Error is the error that ended the invocation before its work was
@@ -189,4 +194,29 @@ func (r Record) Validate() error {
 		return fmt.Errorf("record %s: no start time", r.RunID)
 	}
 	return nil
+}
+
+// Workspace is the launcher's inspection of the workspace (docs/workspace.md).
+type Workspace struct {
+	// Sockets are the pathname unix sockets found at launch, relative to
+	// the workspace; each was covered by an empty read-only file inside.
+	Sockets []string `json:"sockets,omitempty"`
+	// Leftovers are the files the agent created or changed that host tools
+	// execute on their own (DESIGN.md §5).
+	Leftovers []Leftover `json:"leftovers,omitempty"`
+	// Capped says where an inspection stopped short (a bound reached,
+	// another file system); what lies beyond was neither covered nor
+	// compared.
+	Capped []string `json:"capped,omitempty"`
+}
+
+// Leftover is one file the agent left for a host tool. Every string in it
+// is agent-controlled.
+type Leftover struct {
+	Path   string `json:"path"`             // relative to the workspace
+	Kind   string `json:"kind"`             // git-config, git-hook, gitdir-file, envrc, vscode-tasks, devcontainer, protected
+	Change string `json:"change"`           // created or changed
+	Key    string `json:"key,omitempty"`    // the executable git key, for git-config
+	Value  string `json:"value,omitempty"`  // its value (at most 256 bytes)
+	Detail string `json:"detail,omitempty"` // what runs it
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 // resolveCommand finds argv[0] (on the host PATH, or inside an image root)
 // and, when the host binary lives outside the directories the sandbox
 // already sees (under ~/.local or ~/.nvm, say), binds its install prefix,
-// and only that, read-only.
+// and only that, read-only. A command reached through a symlink in the
+// workspace that leads out of it (./script → a host program) is refused:
+// the agent may have planted the link to choose what gets bound.
 func (r *resolver) resolveCommand(argv []string) error {
 	if r.plan.Rootfs.Image != "" {
 		return r.imageCommand(argv)
@@ -19,8 +22,12 @@ func (r *resolver) resolveCommand(argv []string) error {
 	if err != nil {
 		return err
 	}
-	real, err := r.h.FS.EvalSymlinks(found)
-	if err != nil {
+	real, err := r.realPath("command", argv[0], found)
+	var in *InputError
+	switch {
+	case errors.As(err, &in):
+		return err
+	case err != nil:
 		return &InputError{Field: "command", Msg: fmt.Sprintf("%s: %v", found, err), Fix: "check the command's install"}
 	}
 	for _, p := range []string{found, real} {

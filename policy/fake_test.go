@@ -128,7 +128,7 @@ func testHost(f *fakeFS) Host {
 	return Host{
 		EUID: 0, Home: "/root", Homes: []string{"/root", "/home/ana"},
 		Environ: []string{"TERM=xterm", "LANG=C.UTF-8", "LC_ALL=C", "OPENAI_API_KEY=sk-secret", "PATH=/host/bin", "HOME=/root", "AWS_SECRET_ACCESS_KEY=x"},
-		Cwd:     "/srv/proj", CanLimit: true, FS: f,
+		Cwd:     "/srv/proj", CanLimit: true, FS: f, LandlockABI: 9,
 		MapIDs: func(r IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
 			u := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
 			g := u

@@ -52,6 +52,14 @@ type Host struct {
 	// runtime, so the named one is recorded as given, neither looked up on
 	// this host nor checked as a program root would run.
 	EngineRuntime bool
+	// WorkspaceSockets are the pathname unix sockets found in the workspace
+	// (workspace.Inspect), relative to it; the plan covers each. Nil: none
+	// found, or the workspace was not inspected (agentbox spec).
+	WorkspaceSockets []string
+	// LandlockABI is the kernel's Landlock ABI, 0 without Landlock; at 9
+	// and later Landlock also refuses connecting to sockets made outside
+	// the sandbox.
+	LandlockABI int
 	// FS reads paths: stat, symlink resolution and PATH lookup.
 	FS FS
 	// MapIDs builds the user namespace maps for an identity (userns does

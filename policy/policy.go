@@ -47,6 +47,13 @@ type Policy struct {
 
 	// Gateway configures the gateway's model routes.
 	Gateway Gateway `yaml:"gateway,omitempty" json:"gateway,omitempty"`
+
+	// Protect are paths relative to the workspace that are bound read-only
+	// over themselves inside the sandbox where they exist (never created
+	// for it). Nil means workspace.DefaultProtect (agentbox.yaml, .agentbox,
+	// .git/config, .git/hooks, .git/info); an explicit list replaces it, and
+	// an empty one protects nothing. See docs/workspace.md.
+	Protect []string `yaml:"protect" json:"protect"`
 }
 
 // Network is what the gateway lets out and what the agent may use inside.

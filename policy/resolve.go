@@ -1,11 +1,11 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"sort"
-	"strings"
 )
 
 // HostError says that this host cannot provide something the plan needs,
@@ -54,6 +54,8 @@ func Resolve(p Policy, argv []string, h Host, bundle string) (*Plan, error) {
 		{"lsm", r.resolveLSM},
 		{"init", r.resolveInit},
 		{"gateway", r.resolveGateway},
+		{"protected paths", r.resolveProtected},
+		{"workspace sockets", r.coverSockets},
 		{"mounts", r.finishMounts},
 	}
 	for _, s := range steps {
@@ -99,6 +101,17 @@ func (r *resolver) resolveWorkspace() error {
 	r.plan.Workspace, r.plan.Cwd = real, real
 	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindWorkspace, Source: real, Destination: real})
 	return nil
+}
+
+// ResolveWorkspace returns the workspace directory that p names on h,
+// resolved and checked as Resolve does it (the launcher inspects it
+// before planning), or Resolve's error.
+func ResolveWorkspace(p Policy, h Host) (string, error) {
+	r := &resolver{p: p, h: h, plan: &Plan{}}
+	if err := r.resolveWorkspace(); err != nil {
+		return "", err
+	}
+	return r.plan.Workspace, nil
 }
 
 // refuse rejects a path of a class that may never be bound, unless the
@@ -152,7 +165,7 @@ func (r *resolver) resolveRuntime() error {
 // workspace (the agent's side), or one whose file or any directory above it
 // is owned by another user or writable by group or others.
 func (r *resolver) trustedBinary(field, real string) error {
-	if ws := r.plan.Workspace; ws != "" && (real == ws || strings.HasPrefix(real, ws+"/")) {
+	if ws := r.plan.Workspace; ws != "" && within(real, ws) {
 		return &InputError{Field: field, Msg: fmt.Sprintf("%s is inside the workspace, which the agent can write", real), Fix: "use a runtime installed outside the workspace, for example: apt-get install runc"}
 	}
 	for p := real; ; p = filepath.Dir(p) {
@@ -191,8 +204,12 @@ func (r *resolver) resolveBinds() error {
 	for _, l := range lists {
 		for i, b := range l.paths {
 			field := fmt.Sprintf("%s[%d]", l.field, i)
-			real, err := r.h.FS.EvalSymlinks(r.abs(b))
-			if err != nil {
+			real, err := r.realPath(field, b, r.abs(b))
+			var in *InputError
+			switch {
+			case errors.As(err, &in):
+				return err
+			case err != nil:
 				return &InputError{Field: field, Msg: fmt.Sprintf("%s does not exist", b), Fix: "create it or remove the bind"}
 			}
 			if err := r.refuse(field, b, real, r.classify(real)); err != nil {

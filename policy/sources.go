@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -134,7 +133,7 @@ func (s Sources) files() []candidate {
 	switch {
 	case s.Explicit == "":
 		out = append(out, candidate{path: filepath.Join(s.Workspace, FileName), kind: SourceWorkspace})
-	case within(s.Workspace, s.Explicit):
+	case resolvedWithin(s.Explicit, s.Workspace):
 		out = append(out, candidate{path: s.Explicit, kind: SourceWorkspace, required: true})
 	default:
 		out = append(out, candidate{path: s.Explicit, kind: SourceExplicit, required: true})
@@ -194,19 +193,17 @@ func ParseChecked(path string, data []byte, kind SourceKind) (Policy, error) {
 // Store is the trust store of s's configuration directory.
 func (s Sources) Store() TrustStore { return TrustStore{Dir: filepath.Join(s.ConfigDir, "trusted")} }
 
-// within reports whether path is dir or lies beneath it, after resolving
-// the symlinks of both (a path that cannot be resolved is compared as
-// given).
-func within(dir, path string) bool {
-	resolve := func(p string) string {
-		if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-			return filepath.Join(r, filepath.Base(p))
-		}
-		return filepath.Clean(p)
+// resolvedWithin reports whether file is dir or lies beneath it, after
+// resolving the symlinks of dir and of file's directory (a path that
+// cannot be resolved is compared as given).
+func resolvedWithin(file, dir string) bool {
+	f := filepath.Clean(file)
+	if r, err := filepath.EvalSymlinks(filepath.Dir(f)); err == nil {
+		f = filepath.Join(r, filepath.Base(f))
 	}
-	d, p := filepath.Clean(dir), resolve(path)
+	d := filepath.Clean(dir)
 	if r, err := filepath.EvalSymlinks(d); err == nil {
 		d = r
 	}
-	return p == d || strings.HasPrefix(p, d+string(filepath.Separator))
+	return within(f, d)
 }

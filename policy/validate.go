@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // Validate checks the values of a policy that YAML types cannot: units,
@@ -15,7 +17,7 @@ import (
 // for a policy built from flags.
 func Validate(p Policy, src Source) error {
 	checks := []func(Policy, Source) error{
-		validateLimits, validateRuntime, validateEnv, validateAccept, validatePaths, validateNetwork,
+		validateLimits, validateRuntime, validateEnv, validateAccept, validatePaths, validateNetwork, validateProtect,
 	}
 	for _, check := range checks {
 		if err := check(p, src); err != nil {
@@ -145,6 +147,15 @@ func validateNetwork(p Policy, src Source) error {
 		}
 		if u.Auth != "" && u.Auth != "bearer" && u.Auth != "x-api-key" {
 			return src.errorf(field+".auth", "use bearer or x-api-key", "unknown auth %q", u.Auth)
+		}
+	}
+	return nil
+}
+
+func validateProtect(p Policy, src Source) error {
+	for i, e := range p.Protect {
+		if err := workspace.CheckProtectPath(e); err != nil {
+			return src.errorf(fmt.Sprintf("protect[%d]", i), "name a path relative to the workspace, such as .git/config", "%v", err)
 		}
 	}
 	return nil

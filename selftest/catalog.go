@@ -73,7 +73,7 @@ func (p Probe) Run(e *Env) Result {
 // Catalog returns every probe, grouped and in a stable order.
 func Catalog() []Probe {
 	var all []Probe
-	for _, g := range [][]Probe{boundaryProbes(), kernelProbes(), statusProbes(), filesystemProbes(), processProbes(), networkProbes()} {
+	for _, g := range [][]Probe{boundaryProbes(), kernelProbes(), statusProbes(), filesystemProbes(), processProbes(), networkProbes(), workspaceProbes()} {
 		all = append(all, g...)
 	}
 	return all

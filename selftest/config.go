@@ -103,6 +103,11 @@ type Targets struct {
 	// HostAbstract is the canary abstract unix socket of the host. Nil makes
 	// host-abstract-socket-unreachable report UNKNOWN.
 	HostAbstract *NetCanary `json:"host_abstract,omitempty"`
+	// WorkspaceSocket is a pathname socket the launcher listens on in the
+	// workspace, as a host program (nvim --listen, tmux -S) would; Addr is
+	// its absolute path. Nil makes workspace-socket-unreachable report
+	// UNKNOWN.
+	WorkspaceSocket *NetCanary `json:"workspace_socket,omitempty"`
 }
 
 // NetCanary is a listener the launcher runs outside the boundary. On accept

@@ -22,6 +22,10 @@ type LandlockStatus struct {
 	FS     bool `json:"fs"`
 	Net    bool `json:"net"`
 	Scoped bool `json:"scoped"`
+	// UnixSockets is true when connecting to a pathname unix socket bound
+	// outside the agent's domain is refused too (ABI 9): a host program's
+	// socket in the workspace, even one bound after launch.
+	UnixSockets bool `json:"unix_sockets,omitempty"`
 	// Skipped lists optional paths of the plan that did not exist.
 	Skipped []string `json:"skipped,omitempty"`
 }
@@ -36,9 +40,10 @@ func LandlockABI() int {
 }
 
 // ApplyLandlock restricts the calling process, all its threads and its
-// future children to plan: first the filesystem, then (ABI 4) TCP when
-// plan.RestrictTCP, then (ABI 6) abstract unix sockets and signals to its own
-// domain. It sets no_new_privs, which Landlock requires. A nil plan applies
+// future children to plan: first the filesystem (from ABI 9 connecting to
+// pathname unix sockets bound outside the domain included), then (ABI 4)
+// TCP when plan.RestrictTCP, then (ABI 6) abstract unix sockets and signals
+// to its own domain. It sets no_new_privs, which Landlock requires. A nil plan applies
 // nothing. Below plan.MinABI it returns ErrLandlockTooOld and applies nothing.
 func ApplyLandlock(plan *LandlockPlan) (LandlockStatus, error) {
 	st := LandlockStatus{ABI: LandlockABI()}
@@ -56,11 +61,14 @@ func ApplyLandlock(plan *LandlockPlan) (LandlockStatus, error) {
 		return st, err
 	}
 	st.Skipped = skipped
-	cfg := landlock.V6.BestEffort()
+	// V9: no rule grants resolve_unix, so on ABI 9 and later the agent
+	// may connect only to pathname sockets bound inside its own domain.
+	// (V10 would add UDP to RestrictNet, which the plan does not want.)
+	cfg := landlock.V9.BestEffort()
 	if err := cfg.RestrictPaths(rules...); err != nil {
 		return st, fmt.Errorf("landlock paths: %w", err)
 	}
-	st.FS = true
+	st.FS, st.UnixSockets = true, st.ABI >= 9
 	if plan.RestrictTCP && st.ABI >= 4 {
 		if err := cfg.RestrictNet(netRules(plan)...); err != nil {
 			return st, fmt.Errorf("landlock tcp: %w", err)

@@ -47,6 +47,8 @@ func plant(t *testing.T) *world {
 	outside := serve(t, "tcp4", "127.0.0.1:0", nil)
 	sock := filepath.Join(dir, "docker.sock")
 	serve(t, "unix", sock, nil)
+	wsSock := filepath.Join(dir, "nvim.sock")
+	serve(t, "unix", wsSock, token)
 	sleeper := exec.Command("sleep", "300")
 	if err := sleeper.Start(); err != nil {
 		t.Fatal(err)
@@ -61,8 +63,9 @@ func plant(t *testing.T) *world {
 			},
 			Targets: Targets{
 				Internet: []string{outside}, Metadata: []string{outside}, DNS: []string{dnsResponder(t)},
-				HostLoopback: &NetCanary{Addr: tcp, TokenSHA256: SHA256(token)},
-				HostAbstract: &NetCanary{Addr: abstract[1:], TokenSHA256: SHA256(token)},
+				HostLoopback:    &NetCanary{Addr: tcp, TokenSHA256: SHA256(token)},
+				HostAbstract:    &NetCanary{Addr: abstract[1:], TokenSHA256: SHA256(token)},
+				WorkspaceSocket: &NetCanary{Addr: wsSock, TokenSHA256: SHA256(token)},
 			},
 		},
 		environ: []string{"PATH=/usr/bin:/bin", "AGENTBOX_TEST_CANARY=x", "GITHUB_TOKEN=ghp_fake", "DOCKER_HOST=unix://" + sock},
@@ -154,6 +157,7 @@ var notConfinedByHelper = map[string]string{
 	"device-nodes-minimal": "the host's /dev", "proc-keys-unreadable": "the host's /proc",
 	"kernel-cmdline-hidden": "the host's /proc",
 	"host-home-not-mounted": "the host's mounts", "container-socket-absent": "the host's mounts",
+	"workspace-socket-unreachable": "no mount covers the socket (a sandbox's does)",
 }
 
 // TestProbesDenyConfined runs every probe in a helper that confines itself

@@ -24,6 +24,7 @@ type canaries struct {
 	config    selftest.Canaries
 	loopback  *selftest.NetCanary
 	abstract  *selftest.NetCanary
+	workspace *selftest.NetCanary // a socket in the workspace (workspace.go)
 }
 
 // canaryEnvPrefix names the environment canary; the value is random.

@@ -53,6 +53,7 @@ type launch struct {
 	st      selfTest
 	gw      *netpolicy.RunGateway
 	agent   agents.Launch
+	ws      workspaceState
 	// findings are the self-audit's, accepted ones included.
 	findings []audit.Finding
 	rec      ledger.Record
@@ -213,8 +214,9 @@ func (l *launch) runIDOrPlaceholder() string {
 func (l *launch) writeBundle() error {
 	l.rt = engine.Runtime{Name: l.plan.Runtime.Name, Path: l.plan.Runtime.Path, Root: l.dirs.runtimeRoot(l.plan.Runtime.Name), UserNS: l.ids.userNS}
 	if hide := engine.HiddenUnified(l.rt.Name, l.host.EUID == 0); hide != "" {
-		l.rt.Hide, l.rt.Helper = hide, l.host.InitPath
+		l.rt.Hide = hide
 	}
+	l.rt.Helper = l.host.InitPath // hides that mount, lays out nested binds
 	l.meta.Runtime = l.rt
 	if l.spec.Linux != nil {
 		l.meta.Cgroup = l.spec.Linux.CgroupsPath
@@ -243,7 +245,7 @@ func (l *launch) writeBundle() error {
 		l.weaken(&cp)
 		s = &cp
 	}
-	return engine.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
+	return l.rt.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
 }
 
 // sayResiduals tells the user, before anything runs, which layers this

@@ -110,6 +110,7 @@ func (l *launch) configureInit(probesOnly bool) error {
 	l.st.initEnd.Close()
 	t := l.st.targets
 	t.HostLoopback, t.HostAbstract = l.st.canaries.loopback, l.st.canaries.abstract
+	t.WorkspaceSocket = l.st.canaries.workspace
 	var bridge *selftest.Bridge
 	if l.gw != nil {
 		bridge = &selftest.Bridge{Port: netpolicy.DefaultPort, Socket: policy.GatewaySocket}

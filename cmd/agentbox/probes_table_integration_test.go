@@ -169,6 +169,7 @@ var probeTable = map[string]probeRow{
 	"host-loopback-unreachable":        {site: siteNetwork, how: "the launcher's network namespace shared, where its loopback canary listens"},
 	"host-abstract-socket-unreachable": {site: siteNetwork, how: "the launcher's network namespace shared, which holds its abstract socket canary"},
 	"metadata-unreachable":             {site: siteNetwork, how: "a default route to the test host, the metadata target there"},
+	"workspace-socket-unreachable":     {site: siteBoundary, how: "the empty files bound over the workspace's sockets dropped from the bundle", observed: "reached-canary"},
 
 	// The launcher's verification from the host.
 	"host-uid-map":      {site: siteKernel, how: "host root mapped to the sandbox's root"},

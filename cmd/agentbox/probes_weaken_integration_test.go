@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // The weakenings below each remove one layer of the hardened spec, on
@@ -144,6 +146,12 @@ func withNetns(path string) func(*specs.Spec) {
 	}
 }
 
+// withoutSocketCovers drops the empty files bound over the unix sockets
+// found in the workspace, the launcher's canary among them.
+func withoutSocketCovers(s *specs.Spec) {
+	s.Mounts = slices.DeleteFunc(s.Mounts, func(m specs.Mount) bool { return filepath.Base(m.Source) == policy.CoverFile })
+}
+
 // weakenAll applies each weakening in order.
 func weakenAll(ws ...func(*specs.Spec)) func(*specs.Spec) {
 	return func(s *specs.Spec) {
@@ -187,8 +195,9 @@ const leakVar = "AGENTBOX_PROBE_TEST_API_TOKEN"
 // removed through the policy (the invoking user's home and an engine socket
 // bound read-only, a credential-shaped variable and the launcher's canary
 // variable let in, each accepted with a reason) and the spec (the host's
-// procfs bound in, a writable /usr, and a network namespace whose lo is
-// down, so that the positive control must fail).
+// procfs bound in, a writable /usr, the workspace's sockets uncovered, and
+// a network namespace whose lo is down, so that the positive control must
+// fail).
 func boundarySandbox(t *testing.T) probeSandbox {
 	t.Helper()
 	t.Setenv(leakVar, "not-a-secret-"+randomHex(t)[:8])
@@ -200,7 +209,7 @@ func boundarySandbox(t *testing.T) probeSandbox {
 			"container-socket-mounted=the probe test binds a socket named docker.sock on purpose",
 			"secret-in-environment=the probe test lets a credential-shaped variable in on purpose",
 		},
-		weaken: weakenAll(withHostProc, withWritableUsr, withNetns(netnsPath(newDownNet(t)))),
+		weaken: weakenAll(withHostProc, withWritableUsr, withoutSocketCovers, withNetns(netnsPath(newDownNet(t)))),
 	}
 }
 

@@ -85,6 +85,7 @@ func (l *launch) prepare(ctx context.Context) error {
 		{"run directory", l.createRunDir},
 		{"gateway", l.startGateway},
 		{"ids", func() error { return l.allocateIDs(false) }},
+		{"workspace", l.inspectWorkspace},
 		{"plan", l.resolvePlan},
 		{"evidence", l.checkEvidence},
 		{"agent", l.prepareAgent},
@@ -179,6 +180,7 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 	}
 	allowed, denied := l.stopGateway()
 	td := l.teardown()
+	l.inspectLeftovers()
 	if p := l.host.SELinuxLabels[0]; p != "" {
 		selinux.ReleaseLabel(p)
 	}
@@ -195,6 +197,7 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 	l.rec = l.record(start, exit, runErr, td)
 	l.rec.Gateway = ledger.Gateway{Allowed: allowed, Denied: denied}
 	l.rec.Notes = l.terminalNote()
+	l.recordWorkspace()
 	if td != nil && !td.Clean() {
 		fmt.Fprintf(l.io.Err, "agentbox: teardown left residue: %s (run 'agentbox gc')\n", describe(*td))
 	}

@@ -1,0 +1,54 @@
+package selftest
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+func workspaceProbes() []Probe {
+	return []Probe{{
+		Name: "workspace-socket-unreachable", Group: GroupNetwork, Expect: Deny, run: probeWorkspaceSocket,
+		Summary: "a unix socket a host program listens on in the workspace is not reached",
+	}}
+}
+
+// maxSunPath is the longest path a sockaddr_un holds, with its NUL.
+const maxSunPath = 108
+
+func probeWorkspaceSocket(e *Env) outcome {
+	c := e.Config.Targets.WorkspaceSocket
+	if c == nil {
+		return outcome{
+			target: "workspace socket", decision: Unknown, observed: "no-canary",
+			detail: "the launcher gave no workspace socket canary (InitConfig.targets.workspace_socket)",
+		}
+	}
+	addr, done, err := shortSocketPath(c.Addr)
+	if err != nil {
+		d, o := decideSyscall(err)
+		if d == Allow {
+			d = Unknown
+		}
+		return outcome{target: c.Addr, decision: d, observed: o, detail: "open the socket's directory: " + err.Error()}
+	}
+	defer done()
+	d, o := dialCanary(context.Background(), "unix", addr, c.TokenSHA256, e.Config.timeout())
+	return outcome{target: c.Addr, decision: d, observed: o, detail: "connect " + c.Addr + ": " + o}
+}
+
+// shortSocketPath returns a path to connect to p by, shorter than a
+// sockaddr_un's limit: p itself, or p's name below /proc/self/fd/N of its
+// directory opened with O_PATH (what a long workspace path needs).
+func shortSocketPath(p string) (string, func(), error) {
+	if len(p) < maxSunPath {
+		return p, func() {}, nil
+	}
+	fd, err := unix.Open(filepath.Dir(p), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	return "/proc/self/fd/" + strconv.Itoa(fd) + "/" + filepath.Base(p), func() { unix.Close(fd) }, nil
+}
