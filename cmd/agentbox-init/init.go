@@ -52,7 +52,7 @@ func initMain() int {
 	if err := runProbes(conn, cfg); err != nil {
 		return fail(selftest.ExitInitFailed, "probes", err)
 	}
-	agent, err := startAs(cfg.Agent.User, cfg.Agent.Env, [3]uintptr{0, 1, 2}, isTerminal(0))
+	agent, err := startAs(cfg.Agent.User, agentEnv(cfg), [3]uintptr{0, 1, 2}, isTerminal(0))
 	if err != nil {
 		return fail(selftest.ExitInitFailed, "agent's starter", err)
 	}
@@ -86,6 +86,16 @@ func initMain() int {
 	code = sup.supervise(agent.pid)
 	_ = conn.Send(selftest.Message{Type: selftest.MsgExit, Code: &code})
 	return code
+}
+
+// agentEnv is the environment the probes judge and the agent gets: the
+// config's, or, in a probe-only run that names no agent, init's own (the
+// sandbox's process environment, which the launcher sets to the agent's).
+func agentEnv(cfg selftest.InitConfig) []string {
+	if cfg.Agent.Env != nil {
+		return cfg.Agent.Env
+	}
+	return os.Environ()
 }
 
 // isTerminal reports whether fd is a terminal.
@@ -161,7 +171,8 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 		return seen, err
 	}
 	defer outR.Close()
-	s, err := startAs(cfg.Agent.User, cfg.Agent.Env, [3]uintptr{inR.Fd(), outW.Fd(), 2}, false)
+	env := agentEnv(cfg)
+	s, err := startAs(cfg.Agent.User, env, [3]uintptr{inR.Fd(), outW.Fd(), 2}, false)
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -169,7 +180,7 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 		return seen, err
 	}
 	go func() { _, _ = inW.Write(in); inW.Close() }()
-	st := s.exec(execRequest{Args: []string{"/proc/self/exe", "--probe", "all", "--json"}, Env: cfg.Agent.Env, Dir: cfg.Agent.Dir})
+	st := s.exec(execRequest{Args: []string{"/proc/self/exe", "--probe", "all", "--json"}, Env: env, Dir: cfg.Agent.Dir})
 	if st.Error != "" {
 		reapPid(s.pid)
 		return seen, errors.New(st.Error)
