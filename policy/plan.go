@@ -80,10 +80,11 @@ type Identity struct {
 // and gid 0 of the sandbox's user namespace, which the map sends to an
 // unprivileged host id (never host root), and holds only Caps: what it needs
 // to give its children the agent's ids (CAP_SETUID, CAP_SETGID, and
-// CAP_SETPCAP to empty their bounding set) and to signal the agent, a uid
-// not its own (CAP_KILL). Its children drop all of it before they execute
-// anything (the probes, the agent), and init itself keeps only CAP_KILL once
-// the agent runs. The agent, another uid without capabilities, can then
+// CAP_SETPCAP to empty their bounding set), to hand the agent the sandbox's
+// terminal, which the runtime makes owned by init's uid (CAP_CHOWN, through
+// the open fd), and to signal the agent, a uid not its own (CAP_KILL). Its
+// children drop all of it before they execute anything (the probes, the
+// agent), and init itself keeps only CAP_KILL once the agent runs. The agent, another uid without capabilities, can then
 // neither signal, ptrace nor prlimit its init.
 //
 // Not split (rootless without subordinate ids: one id is mapped), init runs
@@ -102,7 +103,7 @@ type InitIdentity struct {
 }
 
 // InitCaps are the capabilities a split init holds; see InitIdentity.
-var InitCaps = []string{"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL"}
+var InitCaps = []string{"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_CHOWN", "CAP_KILL"}
 
 // ProcessArgs is the argv of the sandbox's first process.
 func (p *Plan) ProcessArgs() []string {

@@ -52,7 +52,7 @@ func initMain() int {
 	if err := runProbes(conn, cfg); err != nil {
 		return fail(selftest.ExitInitFailed, "probes", err)
 	}
-	agent, err := startAs(cfg.Agent.User, agentEnv(cfg), [3]uintptr{0, 1, 2}, isTerminal(0))
+	agent, err := startAs(cfg.Agent.User, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0))
 	if err != nil {
 		return fail(selftest.ExitInitFailed, "agent's starter", err)
 	}
@@ -98,9 +98,12 @@ func agentEnv(cfg selftest.InitConfig) []string {
 	return os.Environ()
 }
 
-// isTerminal reports whether fd is a terminal.
-func isTerminal(fd int) bool {
-	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+// controllingTerminal reports whether fd is init's controlling terminal
+// (the sandbox's pty): only that one can get the agent as its foreground
+// group. A terminal that merely is fd 0 (the user's, passed through when
+// stdout is not one) cannot.
+func controllingTerminal(fd int) bool {
+	_, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
 	return err == nil
 }
 

@@ -1,7 +1,7 @@
 // Command agentbox-init is agentbox's init: a static binary the launcher
 // bind-mounts read-only into the sandbox and runs as PID 1, as uid 0 of the
 // sandbox's user namespace (an unprivileged host id) with CAP_SETUID,
-// CAP_SETGID, CAP_SETPCAP and CAP_KILL only, under ids the agent does not
+// CAP_SETGID, CAP_SETPCAP, CAP_CHOWN and CAP_KILL only, under ids the agent does not
 // have (policy.InitIdentity); where the sandbox has one id, as the agent's
 // uid with no capability.
 //

@@ -13,8 +13,9 @@ import (
 )
 
 // Init and the agent are two uids (policy.InitIdentity): init is uid 0 of
-// the user namespace with CAP_SETUID, CAP_SETGID, CAP_SETPCAP and CAP_KILL,
-// and every child it starts becomes the agent before it executes anything.
+// the user namespace with CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_CHOWN and
+// CAP_KILL, and every child it starts becomes the agent before it executes
+// anything.
 // The agent, another uid with no capability, can then neither signal init,
 // ptrace it nor change its limits with prlimit (the kernel's credential
 // checks all need a shared uid or a capability over the namespace).
@@ -24,14 +25,14 @@ import (
 const maxCap = 63
 
 // becomeAgent switches the calling process to u and proves that it holds
-// nothing more: bounding set emptied (CAP_SETPCAP), no supplementary
-// group, gid and then uid set (real, effective, saved), which makes the
-// kernel clear the permitted, effective and ambient sets since no uid is 0
-// any more; inheritable is empty from the spec. The calling thread stays
-// locked, so that the exec that follows runs on the thread checked here.
-// A nil u changes nothing: init then is the agent's uid and holds no
-// capability itself.
-func becomeAgent(u *selftest.Credential) error {
+// nothing more: the sandbox's terminal handed over (with tty), bounding set
+// emptied (CAP_SETPCAP), no supplementary group, gid and then uid set (real,
+// effective, saved), which makes the kernel clear the permitted, effective
+// and ambient sets since no uid is 0 any more; inheritable is empty from the
+// spec. The calling thread stays locked, so that the exec that follows runs
+// on the thread checked here. A nil u changes nothing: init then is the
+// agent's uid and holds no capability itself.
+func becomeAgent(u *selftest.Credential, tty bool) error {
 	runtime.LockOSThread()
 	if u == nil {
 		return nil
@@ -40,6 +41,7 @@ func becomeAgent(u *selftest.Credential) error {
 		name string
 		run  func() error
 	}{
+		{"hand the terminal over", func() error { return giveTerminal(u, tty) }},
 		{"empty the bounding set", func() error { return dropBounding(-1) }},
 		{"clear supplementary groups", func() error { return syscall.Setgroups(nil) }},
 		{"set gid", func() error { return syscall.Setresgid(int(u.GID), int(u.GID), int(u.GID)) }},
@@ -55,6 +57,28 @@ func becomeAgent(u *selftest.Credential) error {
 		}
 	}
 	return nil
+}
+
+// giveTerminal makes the agent the owner of the terminal on fd 0, through
+// the fd (CAP_CHOWN), when it is the sandbox's own: a pty of the devpts
+// mounted at /dev/pts, which the runtime made owned by init's uid. The agent
+// can then open it by name (ttyname, /dev/pts/N) as its own terminal. A
+// terminal of another devpts (the host's) or another owner is left alone.
+func giveTerminal(u *selftest.Credential, tty bool) error {
+	if !tty {
+		return nil
+	}
+	var t, pts unix.Stat_t
+	if err := unix.Fstat(0, &t); err != nil {
+		return err
+	}
+	if err := unix.Stat("/dev/pts", &pts); err != nil {
+		return err
+	}
+	if t.Mode&unix.S_IFMT != unix.S_IFCHR || t.Dev != pts.Dev || t.Uid != uint32(unix.Getuid()) {
+		return nil
+	}
+	return unix.Fchown(0, int(u.UID), int(u.GID))
 }
 
 // dropBounding removes every capability but keep (-1: none) from the

@@ -26,9 +26,11 @@ import (
 // already runs with the agent's credentials, so the launcher verifies
 // exactly those from the host before it lets the agent start.
 
-// becomeRequest names who the child becomes (nil: init's own ids).
+// becomeRequest names who the child becomes (nil: init's own ids) and
+// whether it takes the sandbox's terminal on fd 0 along.
 type becomeRequest struct {
-	User *selftest.Credential `json:"user,omitempty"`
+	User     *selftest.Credential `json:"user,omitempty"`
+	Terminal bool                 `json:"terminal,omitempty"`
 }
 
 // execRequest is the program the child executes: Args[0] is looked up in
@@ -57,10 +59,11 @@ type starter struct {
 }
 
 // startAs starts a child with stdio as its fds 0, 1 and 2, in a process
-// group of its own (the terminal's foreground group when fg), in / (init's
-// uid need not reach the workspace; the child changes into the program's
-// directory once it is the agent), and returns once it has become u.
-func startAs(u *selftest.Credential, env []string, stdio [3]uintptr, fg bool) (*starter, error) {
+// group of its own, in / (init's uid need not reach the workspace; the child
+// changes into the program's directory once it is the agent), and returns
+// once it has become u. With tty, fd 0 is the sandbox's terminal: the child
+// becomes its foreground group and its owner.
+func startAs(u *selftest.Credential, env []string, stdio [3]uintptr, tty bool) (*starter, error) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -71,7 +74,7 @@ func startAs(u *selftest.Credential, env []string, stdio [3]uintptr, fg bool) (*
 		reqW.Close()
 		return nil, err
 	}
-	sys := &syscall.SysProcAttr{Setpgid: true, Foreground: fg}
+	sys := &syscall.SysProcAttr{Setpgid: true, Foreground: tty}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"agentbox-init", "--exec-agent"}, &syscall.ProcAttr{
 		Dir: "/", Env: env, Files: []uintptr{stdio[0], stdio[1], stdio[2], reqR.Fd(), stW.Fd()}, Sys: sys,
 	})
@@ -84,7 +87,7 @@ func startAs(u *selftest.Credential, env []string, stdio [3]uintptr, fg bool) (*
 	}
 	tree.add(pid)
 	s := &starter{pid: pid, req: reqW, status: json.NewDecoder(stR), close: func() { stR.Close() }}
-	if err := json.NewEncoder(reqW).Encode(becomeRequest{User: u}); err != nil {
+	if err := json.NewEncoder(reqW).Encode(becomeRequest{User: u, Terminal: tty}); err != nil {
 		s.kill()
 		return nil, fmt.Errorf("tell the child who to become: %w", err)
 	}
@@ -148,7 +151,7 @@ func execAgentMain() int {
 	if err := in.Decode(&who); err != nil {
 		return fail(selftest.ExitInitFailed, "read who to become: %v", err)
 	}
-	if err := becomeAgent(who.User); err != nil {
+	if err := becomeAgent(who.User, who.Terminal); err != nil {
 		return fail(selftest.ExitInitFailed, "%v", err)
 	}
 	if err := status.Encode(execStatus{Ready: true}); err != nil {

@@ -110,3 +110,32 @@ func TestAgentCannotChangeInitsLimits(t *testing.T) {
 		t.Errorf("exit %d, observed %v: want prlimit refused and the gateway bridge answering 200\n%s\n%s", r.code, obs, r.stdout, r.stderr)
 	}
 }
+
+// The runtime makes the sandbox's pty owned by init's uid; the agent gets it
+// handed over, so that it can open its terminal by name as well as use the
+// inherited fds. With a terminal on stdin only (stdout redirected), the
+// agent starts too: that terminal is not the sandbox's, and init neither
+// makes it a foreground terminal nor hands it over.
+func TestAgentOwnsItsTerminal(t *testing.T) {
+	uid, gid := testUser(t)
+	script := testutil.RequireBinary(t, "script", "util-linux")
+	ws := workspaceOwnedBy(t, uid, gid)
+	env := isolatedEnv(t)
+	out := filepath.Join(ws, "redirected")
+	inner := agentboxBin + ` run -- sh -c 'echo owner=$(stat -c %u $(tty)) self=$(id -u); echo >$(tty) && echo open=ok'; ` +
+		agentboxBin + ` run -- sh -c 'echo started-without-a-pty' > ` + out + `; echo redirected-exit=$?`
+	cmd := exec.Command(script, "-qec", inner, "/dev/null")
+	cmd.Env, cmd.Dir = env, ws
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("script: %v\n%s", err, b)
+	}
+	obs := observations(strings.ReplaceAll(string(b), "\r", ""))
+	if obs["open"] != "ok" || !strings.Contains(string(b), "owner="+strconv.Itoa(uid)+" self="+strconv.Itoa(uid)) {
+		t.Errorf("the agent (uid %d) does not own or cannot open its pty:\n%s", uid, b)
+	}
+	data, _ := os.ReadFile(out)
+	if obs["redirected-exit"] != "0" || !strings.Contains(string(data), "started-without-a-pty") {
+		t.Errorf("with stdout redirected: exit %q, output %q\n%s", obs["redirected-exit"], data, b)
+	}
+}
