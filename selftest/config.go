@@ -46,8 +46,9 @@ type InitConfig struct {
 	PtracePID int `json:"ptrace_pid,omitempty"`
 	// TimeoutMS bounds each network attempt. Zero means 500 ms.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
-	// Landlock is applied by init to itself before it starts the agent, which
-	// inherits it. Nil applies none.
+	// Landlock is applied, before the agent is executed, by init's child
+	// that becomes the agent, to itself; the agent and its children inherit
+	// it, init stays outside. Nil applies none.
 	Landlock *LandlockPlan `json:"landlock,omitempty"`
 	// Bridge, when set, makes init relay 127.0.0.1:Port and [::1]:Port to
 	// the gateway's socket (bind-mounted into the sandbox) before the

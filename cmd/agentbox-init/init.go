@@ -31,8 +31,8 @@ func initMain() int {
 		fmt.Fprintln(os.Stderr, "agentbox-init:", reason)
 		return code
 	}
-	// Not dumpable: the agent, same uid, can neither ptrace init nor open
-	// its fds through /proc.
+	// Not dumpable: even where the agent shares init's uid (a sandbox with
+	// one id), it can neither ptrace init nor open its fds through /proc.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail(selftest.ExitInitFailed, "set non-dumpable", err)
 	}
