@@ -281,6 +281,18 @@ func (l *launch) failedProbes() []selftest.Result {
 	return out
 }
 
+// residualAllowed counts the results that did not get their expected
+// decision but are ALLOW under a residual that names them.
+func (l *launch) residualAllowed() int {
+	n := 0
+	for _, r := range append(append([]selftest.Result{}, l.st.results...), l.st.host...) {
+		if !r.Passed() && r.Decision == selftest.Allow && l.residualNames(r.Probe) {
+			n++
+		}
+	}
+	return n
+}
+
 // residualNames reports whether a residual of the plan names probe as one
 // it makes report ALLOW.
 func (l *launch) residualNames(probe string) bool {
