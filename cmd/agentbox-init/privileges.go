@@ -15,8 +15,7 @@ import (
 // Init and the agent are two uids (policy.InitIdentity): init is uid 0 of
 // the user namespace with CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_CHOWN and
 // CAP_KILL, and every child it starts becomes the agent before it executes
-// anything.
-// The agent, another uid with no capability, can then neither signal init,
+// anything. The agent, another uid with no capability, can then neither signal init,
 // ptrace it nor change its limits with prlimit (the kernel's credential
 // checks all need a shared uid or a capability over the namespace).
 
