@@ -63,6 +63,7 @@ const (
 	CodeWritableRoot      = "writable-root-filesystem"
 	CodeCapsAdded         = "capabilities-added"
 	CodeCapsNotDropped    = "capabilities-not-dropped"
+	CodeInitCaps          = "init-capabilities"
 	CodeNewPrivileges     = "new-privileges-allowed"
 	CodeNoLimits          = "no-resource-limits"
 	CodeSeccompUnconfined = "seccomp-unconfined"
@@ -181,6 +182,14 @@ var catalog = map[string]Rule{
 		Fix:      "add cap_drop: [ALL] / --cap-drop ALL",
 		Probe:    "capabilities-zero",
 		Residual: "none",
+	},
+	CodeInitCaps: {
+		Code: CodeInitCaps, Severity: Info,
+		Title:    "the container's init holds capabilities only to start its children under another, unprivileged uid, which drop them before they execute anything",
+		Symptom:  "none while the init does what it claims: the probe capabilities-zero checks the agent's own sets from inside, and host-capabilities from the host",
+		Fix:      "nothing to change for agentbox-init; any other init must drop them (cap_drop: [ALL])",
+		Probe:    "capabilities-zero",
+		Residual: "init itself keeps CAP_KILL for the run, to forward signals to the agent, a uid not its own",
 	},
 	CodeNewPrivileges: {
 		Code: CodeNewPrivileges, Severity: Medium,

@@ -28,7 +28,7 @@ var checks = []Check{
 	{"runs-as-root", []string{CodeRunsAsRoot}, checkRoot},
 	{"privileged-container", []string{CodePrivileged}, checkPrivileged},
 	{"writable-root-filesystem", []string{CodeWritableRoot}, checkReadOnlyRoot},
-	{"capabilities", []string{CodeCapsAdded, CodeCapsNotDropped}, checkCaps},
+	{"capabilities", []string{CodeCapsAdded, CodeCapsNotDropped, CodeInitCaps}, checkCaps},
 	{"new-privileges-allowed", []string{CodeNewPrivileges}, checkNoNewPrivileges},
 	{"no-resource-limits", []string{CodeNoLimits}, checkLimits},
 	{"seccomp", []string{CodeSeccompUnconfined, CodeSeccompWeak}, checkSeccomp},

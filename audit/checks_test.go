@@ -128,6 +128,30 @@ func TestChecks(t *testing.T) {
 			[]string{"network-policy-not-applied high unknown"},
 		},
 		{
+			"the caller's init keeps its children's caps as a note", withInit, &initOpts,
+			[]string{"init-capabilities info"},
+		},
+		{
+			"init caps without the caller saying so", withInit, nil,
+			[]string{"capabilities-not-dropped medium"},
+		},
+		{
+			"init caps beyond the declared ones", func(c *Container) { withInit(c); c.Caps = append(c.Caps, "CAP_SYS_ADMIN") }, &initOpts,
+			[]string{"capabilities-added high", "init-capabilities info"},
+		},
+		{
+			"init caps that survive exec", func(c *Container) { withInit(c); c.CapsInherited = []string{"CAP_SETUID"} }, &initOpts,
+			[]string{"capabilities-not-dropped medium", "init-capabilities info"},
+		},
+		{
+			"another process with init's caps", func(c *Container) { withInit(c); c.Command = []string{"/bin/sh"} }, &initOpts,
+			[]string{"capabilities-not-dropped medium"},
+		},
+		{
+			"init bound read-write", func(c *Container) { withInit(c); c.Mounts[1].ReadOnly = false }, &initOpts,
+			[]string{"system-directory-mounted high", "capabilities-not-dropped medium"},
+		},
+		{
 			"auto-approve alone is a note", func(c *Container) { c.Command = []string{"claude", "--dangerously-skip-permissions"} }, nil,
 			[]string{"auto-approve-permission-mode info"},
 		},
@@ -171,6 +195,17 @@ func TestChecks(t *testing.T) {
 		})
 	}
 }
+
+// withInit makes the model's process an init bound read-only at /init that
+// holds four capabilities.
+func withInit(c *Container) {
+	c.User, c.Command = "0:0", []string{"/init"}
+	c.Caps = []string{"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL"}
+	c.Mounts = append(c.Mounts, Mount{Type: "bind", Source: "/opt/agentbox-init", Destination: "/init", ReadOnly: true})
+}
+
+var initOpts = Options{Workspaces: []string{"/work/project"}, RuntimeFiles: []string{"/opt/agentbox-init"},
+	Init: &InitProcess{Path: "/init", Caps: []string{"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL"}}}
 
 func TestMountClassification(t *testing.T) {
 	o := Options{

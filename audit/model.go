@@ -58,6 +58,9 @@ type Container struct {
 	// Caps is the resulting bounding set; CapsKnown says whether it is.
 	Caps      []string `json:"caps,omitempty"`
 	CapsKnown bool     `json:"caps_known"`
+	// CapsInherited are the capabilities of the inheritable and ambient
+	// sets, which an exec under a uid other than 0 keeps (OCI specs only).
+	CapsInherited []string `json:"caps_inherited,omitempty"`
 	// NoNewPrivileges is the no_new_privs bit.
 	NoNewPrivileges Tri  `json:"no_new_privileges"`
 	ReadOnlyRoot    bool `json:"read_only_root,omitempty"`

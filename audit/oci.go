@@ -115,6 +115,7 @@ func ociProcess(p *specs.Process, c *Container) {
 	if p.Capabilities != nil {
 		k := p.Capabilities
 		c.Caps = unionCaps(k.Bounding, k.Effective, k.Permitted, k.Inheritable, k.Ambient)
+		c.CapsInherited = unionCaps(k.Inheritable, k.Ambient)
 	}
 }
 

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -75,8 +76,8 @@ func checkCaps(c *Container, o *Options) []Finding {
 		f.Unknown = true
 		return []Finding{f}
 	}
-	added, kept := splitCaps(c.Caps)
-	var out []Finding
+	caps, out := initCaps(c, o)
+	added, kept := splitCaps(caps)
 	if len(added) > 0 {
 		f := newFinding(CodeCapsAdded, capsSubject(added, c.CapAdd), fmt.Sprintf("capabilities beyond the engine default: %s", strings.Join(added, ", ")), c.keyLocation("cap_add"))
 		f.Evidence = "caps=" + strings.Join(c.Caps, ",")
@@ -88,6 +89,46 @@ func checkCaps(c *Container, o *Options) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// initCaps takes the capabilities the caller's init holds for its children
+// (Options.Init) out of the container's set, reporting them as one
+// informational finding, and returns the rest. It takes nothing when the
+// process is not that init, its binary is not bound read-only, or one of
+// the capabilities would survive an exec.
+func initCaps(c *Container, o *Options) ([]string, []Finding) {
+	in := o.Init
+	if in == nil || len(c.Command) == 0 || c.Command[0] != in.Path || !readOnlyMountAt(c, in.Path) {
+		return c.Caps, nil
+	}
+	held := wordSet(in.Caps...)
+	var rest, taken []string
+	for _, cp := range c.Caps {
+		if held[cp] && !slices.Contains(c.CapsInherited, cp) {
+			taken = append(taken, cp)
+		} else {
+			rest = append(rest, cp)
+		}
+	}
+	if len(taken) == 0 {
+		return c.Caps, nil
+	}
+	sort.Strings(taken)
+	f := newFinding(CodeInitCaps, in.Path+": "+strings.Join(taken, ","),
+		fmt.Sprintf("%s holds %s only to start its children under the agent's uid; they drop them before they execute anything", in.Path, strings.Join(taken, ", ")),
+		c.keyLocation("cap_add"))
+	f.Evidence = "process=" + in.Path + " caps=" + strings.Join(taken, ",")
+	return rest, []Finding{f}
+}
+
+// readOnlyMountAt reports whether a read-only mount has destination p.
+func readOnlyMountAt(c *Container, p string) bool {
+	for _, m := range c.Mounts {
+		if m.Destination == p && m.ReadOnly {
+			return true
+		}
+	}
+	return false
 }
 
 // capsSubject names ALL when the source added ALL, the caps otherwise.

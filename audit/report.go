@@ -69,6 +69,25 @@ type Options struct {
 	// InternalNetworks are network names or network-namespace paths that
 	// the caller vouches are internal (their only exit is the gateway).
 	InternalNetworks []string
+	// Init, when set, is the caller's own init (agentbox-init): see
+	// InitProcess. Nil treats every process like any other.
+	Init *InitProcess
+}
+
+// InitProcess is an init the caller itself runs as the container's process.
+// It holds Caps only to start its children under another, unprivileged uid,
+// and those children drop them (bounding set emptied, uid changed) before
+// they execute anything. When the container's process is Path (argv[0]),
+// Path is bound read-only, and the Caps are in no inheritable or ambient set
+// (which would survive an exec), they are reported as one informational
+// init-capabilities finding instead of capabilities-not-dropped or
+// capabilities-added. Any other capability is a finding as usual, and
+// nothing else changes: uid 0 is still runs-as-root without a user namespace.
+type InitProcess struct {
+	// Path is the init's path inside the container.
+	Path string
+	// Caps are the capabilities it holds for its children's sake.
+	Caps []string
 }
 
 // ContainerReport is the audit of one container or compose service.

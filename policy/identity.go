@@ -41,9 +41,37 @@ func (r *resolver) resolveIdentity() error {
 	if err := checkNoHostRoot(id); err != nil {
 		return err
 	}
+	id.Init = r.initIdentity(id)
 	r.plan.Identity = id
 	r.personalize()
 	return nil
+}
+
+// ResidualInitSharesUID is the residual of a sandbox whose init runs as the
+// agent (see InitIdentity).
+const ResidualInitSharesUID = "init-shares-agent-uid"
+
+// InitSharedProbes are the probes and host checks that report ALLOW when init
+// shares the agent's uid: the residual names them.
+var InitSharedProbes = []string{"prlimit-pid1-denied", "kill-pid1-denied", "host-init-uid-separate"}
+
+// initIdentity splits init from the agent: uid and gid 0 of the user
+// namespace with InitCaps, wherever 0 is mapped and is not the agent's own
+// id. Where it is not (one id mapped, which is then the agent's), init runs
+// as the agent without capabilities, and the residual says what that leaves.
+func (r *resolver) initIdentity(id Identity) InitIdentity {
+	_, uidMapped := hostID(id.UIDMappings, 0)
+	_, gidMapped := hostID(id.GIDMappings, 0)
+	if id.UID != 0 && id.GID != 0 && uidMapped && gidMapped {
+		return InitIdentity{Split: true, UID: 0, GID: 0, Caps: append([]string(nil), InitCaps...)}
+	}
+	r.plan.Residuals = append(r.plan.Residuals, Residual{
+		Code: ResidualInitSharesUID,
+		Reason: "the sandbox has one id, so agentbox-init (PID 1) runs as the agent's uid: the agent can change init's resource limits (prlimit), " +
+			"which can break the gateway bridge init serves, and signal it where Landlock does not scope signals; add subuid/subgid entries and install uidmap to run init under an id of its own",
+		Probes: append([]string(nil), InitSharedProbes...),
+	})
+	return InitIdentity{UID: id.UID, GID: id.GID}
 }
 
 func ptr(v uint32) *uint32 { return &v }

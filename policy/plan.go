@@ -70,7 +70,40 @@ type Identity struct {
 	GIDMappings []specs.LinuxIDMapping `json:"gid_mappings"`
 	// Rootless is true when agentbox runs as an ordinary user.
 	Rootless bool `json:"rootless,omitempty"`
+	// Init is who agentbox-init runs as, when it is the first process.
+	Init InitIdentity `json:"init"`
 }
+
+// InitIdentity is who agentbox-init runs as inside the sandbox.
+//
+// Split (the default wherever the id map has more than one id), init is uid
+// and gid 0 of the sandbox's user namespace, which the map sends to an
+// unprivileged host id (never host root), and holds only Caps: what it needs
+// to give its children the agent's ids (CAP_SETUID, CAP_SETGID, and
+// CAP_SETPCAP to empty their bounding set), to hand the agent the sandbox's
+// terminal, which the runtime makes owned by init's uid (CAP_CHOWN, through
+// the open fd), and to signal the agent, a uid not its own (CAP_KILL). Its
+// children drop all of it before they execute anything (the probes, the
+// agent), and init itself keeps only CAP_KILL once the agent runs. The agent, another uid without capabilities, can then
+// neither signal, ptrace nor prlimit its init.
+//
+// Not split (rootless without subordinate ids: one id is mapped), init runs
+// as the agent, with no capability; the residual init-shares-agent-uid
+// records that.
+type InitIdentity struct {
+	// Split is true when init runs under ids the agent does not have.
+	Split bool `json:"split"`
+	// UID and GID are init's ids inside: 0 when Split, else the agent's.
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+	// Caps are init's capabilities (bounding, effective and permitted; never
+	// inheritable or ambient, so none survives an exec): InitCaps when Split,
+	// else none.
+	Caps []string `json:"caps,omitempty"`
+}
+
+// InitCaps are the capabilities a split init holds; see InitIdentity.
+var InitCaps = []string{"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_CHOWN", "CAP_KILL"}
 
 // ProcessArgs is the argv of the sandbox's first process.
 func (p *Plan) ProcessArgs() []string {
@@ -78,6 +111,27 @@ func (p *Plan) ProcessArgs() []string {
 		return []string{p.Init}
 	}
 	return p.Command
+}
+
+// ProcessUser is who the sandbox's first process runs as: init's ids and
+// capabilities when agentbox-init is the first process, else the agent's
+// ids and no capability.
+func (p *Plan) ProcessUser() (uid, gid uint32, caps []string) {
+	if p.Init != "" {
+		i := p.Identity.Init
+		return i.UID, i.GID, append([]string(nil), i.Caps...)
+	}
+	return p.Identity.UID, p.Identity.GID, nil
+}
+
+// ProcessCwd is the first process's working directory: / for a split init,
+// whose uid need not reach the workspace (it starts the agent there, after
+// switching to the agent's ids), else the workspace.
+func (p *Plan) ProcessCwd() string {
+	if p.Init != "" && p.Identity.Init.Split {
+		return "/"
+	}
+	return p.Cwd
 }
 
 // AgentHostUID returns the host uid the agent's files come out owned by.
@@ -171,4 +225,9 @@ type Runtime struct {
 type Residual struct {
 	Code   string `json:"code"`
 	Reason string `json:"reason"`
+	// Probes are the self-test probes and host checks that this residual
+	// makes report ALLOW: the launcher records those results as they are
+	// and, for this reason, does not refuse the launch for them. Empty for
+	// most residuals, whose layer no probe watches or whose probes still pass.
+	Probes []string `json:"probes,omitempty"`
 }

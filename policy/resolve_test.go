@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
@@ -309,6 +310,58 @@ func TestResolveLSM(t *testing.T) {
 			}
 			if got != tt.residual {
 				t.Errorf("residual %q, want %q", got, tt.residual)
+			}
+		})
+	}
+}
+
+// agentbox-init runs as uid 0 of the user namespace, with only InitCaps,
+// wherever 0 is mapped apart from the agent; with one id mapped (rootless
+// without subordinate ids) it shares the agent's ids, and the residual says
+// which probes that makes report ALLOW.
+func TestInitIdentity(t *testing.T) {
+	single := func(_ *fakeFS, h *Host) {
+		h.EUID, h.EGID, h.RootlessSingle, h.InitPath = 1000, 1000, true, "/opt/agentbox-init"
+		h.MapIDs = func(r IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
+			m := []specs.LinuxIDMapping{{ContainerID: r.UID, HostID: 1000, Size: 1}}
+			return m, m, nil
+		}
+	}
+	tests := []struct {
+		name      string
+		setup     func(*fakeFS, *Host)
+		split     bool
+		uid, gid  uint32
+		caps      []string
+		cwd       string
+		residuals int
+	}{
+		{"root-owned workspace", func(_ *fakeFS, h *Host) { h.InitPath = "/opt/agentbox-init" }, true, 0, 0, InitCaps, "/", 0},
+		{"owner kept", func(f *fakeFS, h *Host) { f.dir("/srv/proj", 1000, 1000); h.InitPath = "/opt/agentbox-init" }, true, 0, 0, InitCaps, "/", 0},
+		{"rootless single id", single, false, 0, 0, nil, "/srv/proj", 1},
+		{"no init: the agent is the first process", nil, true, 1000, 1000, nil, "/srv/proj", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := resolve(t, Policy{}, []string{"sh"}, tt.setup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			uid, gid, caps := plan.ProcessUser()
+			if plan.Identity.Init.Split != tt.split || uid != tt.uid || gid != tt.gid || !cmp.Equal(caps, tt.caps, cmpopts.EquateEmpty()) || plan.ProcessCwd() != tt.cwd {
+				t.Errorf("init %+v: process %d:%d caps %v cwd %s; want split=%v %d:%d %v %s", plan.Identity.Init, uid, gid, caps, plan.ProcessCwd(), tt.split, tt.uid, tt.gid, tt.caps, tt.cwd)
+			}
+			var shared []Residual
+			for _, r := range plan.Residuals {
+				if r.Code == ResidualInitSharesUID {
+					shared = append(shared, r)
+				}
+			}
+			if len(shared) != tt.residuals {
+				t.Fatalf("residuals %+v: want %d %s", plan.Residuals, tt.residuals, ResidualInitSharesUID)
+			}
+			if len(shared) == 1 && !cmp.Equal(shared[0].Probes, InitSharedProbes) {
+				t.Errorf("residual names probes %v, want %v", shared[0].Probes, InitSharedProbes)
 			}
 		})
 	}

@@ -9,8 +9,9 @@ import (
 )
 
 // ProtocolVersion is the version of InitConfig and of the init protocol. Init
-// refuses a configuration with another version.
-const ProtocolVersion = 1
+// refuses a configuration with another version. Version 2 added
+// Command.User and the pid in "probes-done".
+const ProtocolVersion = 2
 
 // InitConfig is everything agentbox-init needs, sent by the launcher as the
 // first line on the init fd. It is also the input of Run and of
@@ -39,13 +40,15 @@ type InitConfig struct {
 	// AllowDevices lists device paths under /dev accepted beyond the default
 	// set (null, zero, full, random, urandom, tty, console, ptmx, pts/*).
 	AllowDevices []string `json:"allow_devices,omitempty"`
-	// PtracePID is the process the ptrace and process_vm_readv probes aim at.
-	// Zero means 1, the sandbox's init; tests aim at a process they started.
+	// PtracePID is the process the ptrace, process_vm_readv, prlimit and
+	// kill probes aim at. Zero means 1, the sandbox's init; tests aim at a
+	// process they started.
 	PtracePID int `json:"ptrace_pid,omitempty"`
 	// TimeoutMS bounds each network attempt. Zero means 500 ms.
 	TimeoutMS int `json:"timeout_ms,omitempty"`
-	// Landlock is applied by init to itself before it starts the agent, which
-	// inherits it. Nil applies none.
+	// Landlock is applied, before the agent is executed, by init's child
+	// that becomes the agent, to itself; the agent and its children inherit
+	// it, init stays outside. Nil applies none.
 	Landlock *LandlockPlan `json:"landlock,omitempty"`
 	// Bridge, when set, makes init relay 127.0.0.1:Port and [::1]:Port to
 	// the gateway's socket (bind-mounted into the sandbox) before the
@@ -64,6 +67,21 @@ type Command struct {
 	Env []string `json:"env"`
 	// Dir is the working directory; empty means /.
 	Dir string `json:"dir,omitempty"`
+	// User, when set, is who init's children become before they execute
+	// anything, the probes as much as the agent: init, running as another
+	// uid (0 of the user namespace) with CAP_SETUID, CAP_SETGID and
+	// CAP_SETPCAP, empties the child's bounding set and switches it to
+	// these ids, which clears every other capability set, and refuses to go
+	// on when any capability is left. Nil leaves the children init's own
+	// ids (a sandbox with one id, where init runs as the agent).
+	User *Credential `json:"user,omitempty"`
+}
+
+// Credential is a uid and a gid inside the sandbox. The process gets no
+// supplementary group.
+type Credential struct {
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
 }
 
 // Targets are the network probes' destinations. Addresses are "host:port"

@@ -91,23 +91,35 @@ func IdentifyHostPath(procRoot, p string) (HostPath, error) {
 	return hp, nil
 }
 
-// VerifyHost checks the sandbox process pid from the host, reading
-// procRoot/pid: its uid_map, CapEff, NoNewPrivs and Seccomp, that its
-// namespaces differ from host.Namespaces, and that no mount of it shows the
-// host root, a home, an engine socket or a system directory. Each check is
-// one Result, named "host-…", expecting DENY.
-func VerifyHost(procRoot string, pid int, host HostState) []Result {
-	dir := filepath.Join(procRoot, strconv.Itoa(pid))
+// SandboxPIDs are the host pids of the sandbox that VerifyHost reads.
+type SandboxPIDs struct {
+	// Init is agentbox-init, the sandbox's first process.
+	Init int
+	// Agent is init's child that becomes the agent: it already runs under
+	// the agent's ids, with the agent's capabilities (none), and waits for
+	// the launcher's go (Launcher.AgentPID, found with HostPID).
+	Agent int
+}
+
+// VerifyHost checks the sandbox from the host, reading procRoot/<pid>: the
+// agent's uid_map, capability sets, NoNewPrivs and Seccomp, that its
+// namespaces differ from host.Namespaces, that no mount of it shows the host
+// root, a home, an engine socket or a system directory, and that init's uids
+// are not the agent's. Each check is one Result, named "host-…", expecting
+// DENY; a pid it cannot read makes its checks UNKNOWN.
+func VerifyHost(procRoot string, p SandboxPIDs, host HostState) []Result {
+	agent := filepath.Join(procRoot, strconv.Itoa(p.Agent))
 	checks := []struct {
 		name string
 		run  func() outcome
 	}{
-		{"host-uid-map", func() outcome { return hostIDMap(dir) }},
-		{"host-capabilities", func() outcome { return hostStatus(dir, decideCapEff) }},
-		{"host-no-new-privs", func() outcome { return hostStatus(dir, decideNoNewPrivs) }},
-		{"host-seccomp", func() outcome { return hostStatus(dir, decideSeccomp) }},
-		{"host-namespaces", func() outcome { return hostNamespaces(procRoot, pid, host) }},
-		{"host-mounts", func() outcome { return hostMounts(dir, host) }},
+		{"host-uid-map", func() outcome { return hostIDMap(agent) }},
+		{"host-capabilities", func() outcome { return hostStatus(agent, decideCapabilities) }},
+		{"host-no-new-privs", func() outcome { return hostStatus(agent, decideNoNewPrivs) }},
+		{"host-seccomp", func() outcome { return hostStatus(agent, decideSeccomp) }},
+		{"host-namespaces", func() outcome { return hostNamespaces(procRoot, p.Agent, host) }},
+		{"host-mounts", func() outcome { return hostMounts(agent, host) }},
+		{"host-init-uid-separate", func() outcome { return hostInitUID(procRoot, p) }},
 	}
 	out := make([]Result, 0, len(checks))
 	for _, c := range checks {
@@ -122,17 +134,73 @@ func VerifyHost(procRoot string, pid int, host HostState) []Result {
 	return out
 }
 
-// decideCapEff: the effective set alone; the sandbox's other sets are the
-// probes' business.
-func decideCapEff(st map[string]string) (Decision, string) {
-	v, ok := st["CapEff"]
-	switch {
-	case !ok:
-		return Unknown, "CapEff-missing"
-	case strings.Trim(v, "0") != "":
-		return Allow, "held:CapEff"
+// hostInitUID compares the Uid lines (real, effective, saved, filesystem)
+// of init and the agent: no id in common is DENY. An agent that shares any
+// of init's uids may signal it, and prlimit or ptrace it where the rest
+// match too.
+func hostInitUID(procRoot string, p SandboxPIDs) outcome {
+	target := "pid " + strconv.Itoa(p.Init) + " and " + strconv.Itoa(p.Agent)
+	initIDs, err := statusUIDs(procRoot, p.Init)
+	if err != nil {
+		return outcome{target: target, decision: Unknown, observed: "status-unreadable", detail: err.Error()}
 	}
-	return Deny, "none"
+	agentIDs, err := statusUIDs(procRoot, p.Agent)
+	if err != nil {
+		return outcome{target: target, decision: Unknown, observed: "status-unreadable", detail: err.Error()}
+	}
+	d, o := decideInitUID(initIDs, agentIDs)
+	return outcome{target: target, decision: d, observed: o, detail: fmt.Sprintf("init uids %v, agent uids %v: %s", initIDs, agentIDs, o)}
+}
+
+// decideInitUID: disjoint uid sets are DENY, a shared uid ALLOW.
+func decideInitUID(initIDs, agentIDs []string) (Decision, string) {
+	for _, a := range agentIDs {
+		if slices.Contains(initIDs, a) {
+			return Allow, "shared:" + a
+		}
+	}
+	return Deny, "separate"
+}
+
+// statusUIDs returns the four ids of the Uid line of procRoot/pid/status.
+func statusUIDs(procRoot string, pid int) ([]string, error) {
+	p := filepath.Join(procRoot, strconv.Itoa(pid), "status")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	ids := strings.Fields(ParseStatus(b)["Uid"])
+	if len(ids) != 4 {
+		return nil, fmt.Errorf("%s: malformed Uid line %q", p, ParseStatus(b)["Uid"])
+	}
+	return ids, nil
+}
+
+// HostPID finds, under procRoot, the child of host process parent whose pid
+// in its own (innermost) PID namespace is nsPID: how the launcher names
+// init's child that will become the agent, which init reports by its pid
+// inside the sandbox.
+func HostPID(procRoot string, parent, nsPID int) (int, error) {
+	entries, err := os.ReadDir(procRoot)
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		st := ParseStatus(b)
+		ns := strings.Fields(st["NSpid"])
+		if st["PPid"] == strconv.Itoa(parent) && len(ns) > 0 && ns[len(ns)-1] == strconv.Itoa(nsPID) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no child of pid %d is pid %d in its PID namespace", parent, nsPID)
 }
 
 func hostStatus(dir string, decide func(map[string]string) (Decision, string)) outcome {

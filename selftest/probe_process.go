@@ -13,6 +13,14 @@ func processProbes() []Probe {
 			Name: "host-pids-invisible", Group: GroupProcess, Expect: Deny, run: probeHostPIDs,
 			Summary: "the process has its own PID namespace and no procfs of another one is mounted",
 		},
+		{
+			Name: "prlimit-pid1-denied", Group: GroupProcess, Expect: Deny, run: probePrlimit,
+			Summary: "prlimit(2) of PID 1's RLIMIT_NOFILE: read it, then set the same value back",
+		},
+		{
+			Name: "kill-pid1-denied", Group: GroupProcess, Expect: Deny, run: probeKill,
+			Summary: "kill(2) of PID 1 with signal 0, which checks permission and delivers nothing",
+		},
 	}
 }
 

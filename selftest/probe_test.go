@@ -152,17 +152,18 @@ func TestCatalogNames(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	bad := []InitConfig{
-		{Version: 2},
-		{Version: 1, Targets: Targets{Internet: []string{"example.com:443"}}},
-		{Version: 1, Targets: Targets{Metadata: []string{"169.254.169.254"}}},
-		{Version: 1, Canaries: Canaries{FileSHA256: "md5:abc"}},
+		{Version: ProtocolVersion + 1},
+		{Version: ProtocolVersion - 1},
+		{Version: ProtocolVersion, Targets: Targets{Internet: []string{"example.com:443"}}},
+		{Version: ProtocolVersion, Targets: Targets{Metadata: []string{"169.254.169.254"}}},
+		{Version: ProtocolVersion, Canaries: Canaries{FileSHA256: "md5:abc"}},
 	}
 	for _, c := range bad {
 		if err := c.Validate(); err == nil {
 			t.Errorf("Validate accepted %+v", c)
 		}
 	}
-	good := InitConfig{Version: 1, Targets: Targets{Internet: []string{"10.99.0.2:80", "[fd99::2]:80"}}}
+	good := InitConfig{Version: ProtocolVersion, Targets: Targets{Internet: []string{"10.99.0.2:80", "[fd99::2]:80"}}}
 	if err := good.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}

@@ -116,3 +116,59 @@ func openByHandle(dir string, h unix.FileHandle) error {
 	fd, err := unix.OpenByHandleAt(mfd, h, unix.O_RDONLY|unix.O_CLOEXEC)
 	return closeOnSuccess(uintptr(fd), err)
 }
+
+// probePrlimit reads the target's RLIMIT_NOFILE and writes the same value
+// back, so that it changes nothing even where it is allowed. The kernel
+// checks permission for the read as for the write (check_prlimit_permission:
+// the caller's uid must equal the target's real, effective and saved uids,
+// and its gid the target's gids, or it needs CAP_SYS_RESOURCE over the
+// target's user namespace), so a caller that may not gets EPERM at once. An
+// agent that could do this could starve init of fds (NOFILE 4 stopped the
+// gateway bridge init serves).
+func probePrlimit(e *Env) outcome {
+	pid, skip := tracePID(e)
+	if skip != nil {
+		return *skip
+	}
+	var cur unix.Rlimit
+	err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &cur)
+	step := "read"
+	if err == nil {
+		step = "write back"
+		err = unix.Prlimit(pid, unix.RLIMIT_NOFILE, &cur, nil)
+	}
+	d, o := decideSyscall(err)
+	if errors.Is(err, unix.ESRCH) {
+		d, o = Unknown, "no-such-process"
+	}
+	if d == Allow {
+		o = "limits-writable"
+	}
+	return outcome{
+		target: "pid " + strconv.Itoa(pid), decision: d, observed: o,
+		detail: "prlimit of pid " + strconv.Itoa(pid) + " RLIMIT_NOFILE (" + step + "): " + errnoName(err),
+	}
+}
+
+// probeKill sends signal 0, which runs the permission check and delivers
+// nothing: the caller's real or effective uid must equal the target's real
+// or saved uid, or it needs CAP_KILL over the target's user namespace (and,
+// with Landlock signal scoping, the target must be in the caller's domain).
+func probeKill(e *Env) outcome {
+	pid, skip := tracePID(e)
+	if skip != nil {
+		return *skip
+	}
+	err := unix.Kill(pid, 0)
+	d, o := decideSyscall(err)
+	if errors.Is(err, unix.ESRCH) {
+		d, o = Unknown, "no-such-process"
+	}
+	if d == Allow {
+		o = "signal-allowed"
+	}
+	return outcome{
+		target: "pid " + strconv.Itoa(pid), decision: d, observed: o,
+		detail: "kill of pid " + strconv.Itoa(pid) + " with signal 0: " + errnoName(err),
+	}
+}

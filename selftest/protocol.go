@@ -16,7 +16,7 @@ import (
 const (
 	MsgConfig     = "config"      // launcher → init: the InitConfig
 	MsgResult     = "result"      // init → launcher: one probe Result
-	MsgProbesDone = "probes-done" // init → launcher: no more results
+	MsgProbesDone = "probes-done" // init → launcher: no more results; pid of the agent-to-be
 	MsgGo         = "go"          // launcher → init: start the agent
 	MsgAbort      = "abort"       // launcher → init: exit without starting it
 	MsgStarted    = "started"     // init → launcher: agent pid and Landlock status
@@ -103,7 +103,10 @@ func (c *Conn) Recv(ctx context.Context) (Message, error) {
 func (c *Conn) Close() error { return c.c.Close() }
 
 // Launcher is the launcher's end of the init protocol.
-type Launcher struct{ conn *Conn }
+type Launcher struct {
+	conn     *Conn
+	agentPID int
+}
 
 // Started is what init reports once the agent runs.
 type Started struct {
@@ -114,6 +117,11 @@ type Started struct {
 // NewLauncher makes the socketpair. It returns the launcher's end and the
 // file to hand to init as fd 3 (exec.Cmd.ExtraFiles[0] of runc, with
 // `runc run --preserve-fds 1`); close that file after the runtime started.
+//
+// The launcher's end is close-on-exec and is never handed to any process:
+// it is open exactly as long as the launcher holds it, so init sees the
+// channel close when the launcher closes it (in teardown) or dies, and then
+// ends the sandbox. Keep it open for the whole run.
 func NewLauncher() (*Launcher, *os.File, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -147,11 +155,19 @@ func (l *Launcher) Results(ctx context.Context) ([]Result, error) {
 			return out, err
 		}
 		if m.Type == MsgProbesDone {
+			l.agentPID = m.PID
 			return out, nil
 		}
 		out = append(out, *m.Result)
 	}
 }
+
+// AgentPID is the pid, in the sandbox's PID namespace, of init's child that
+// will become the agent, as "probes-done" reported it: it already runs under
+// the agent's ids, without capabilities, and waits for the go, so that the
+// host can verify the agent's credentials before anything runs. Zero before
+// Results returned, or when init reported none.
+func (l *Launcher) AgentPID() int { return l.agentPID }
 
 // Go tells init to start the agent (only when InitConfig.WaitGo was set).
 func (l *Launcher) Go() error { return l.conn.Send(Message{Type: MsgGo}) }

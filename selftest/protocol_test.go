@@ -2,6 +2,9 @@ package selftest
 
 import (
 	"context"
+	"errors"
+	"io"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -36,7 +39,7 @@ func TestProtocol(t *testing.T) {
 	code := 3
 	go func() {
 		_ = side.Send(Message{Type: MsgResult, Result: &res})
-		_ = side.Send(Message{Type: MsgProbesDone})
+		_ = side.Send(Message{Type: MsgProbesDone, PID: 7})
 		if g, err := side.Recv(ctx); err != nil || g.Type != MsgGo {
 			t.Errorf("go: %+v %v", g, err)
 		}
@@ -47,6 +50,9 @@ func TestProtocol(t *testing.T) {
 	if err != nil || cmp.Diff([]Result{res}, got) != "" {
 		t.Fatalf("results: %v %v", got, err)
 	}
+	if l.AgentPID() != 7 {
+		t.Errorf("agent pid %d, want 7 from probes-done", l.AgentPID())
+	}
 	if err := l.Go(); err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +62,34 @@ func TestProtocol(t *testing.T) {
 	}
 	if c, err := l.Wait(ctx); err != nil || c != 3 {
 		t.Fatalf("exit: %d %v", c, err)
+	}
+}
+
+// Init ends the sandbox when the channel closes, so no process but the
+// launcher may hold the launcher's end: a child the launcher starts (the
+// runtime, for one) does not inherit it, and closing it, or dying, is EOF
+// on init's side at once.
+func TestLauncherEndIsTheLaunchersAlone(t *testing.T) {
+	l, initEnd, err := NewLauncher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	side, err := NewConn(initEnd)
+	initEnd.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer side.Close()
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := side.Recv(ctx); !errors.Is(err, io.EOF) {
+		t.Errorf("init's side after the launcher closed its end, with a child of the launcher alive: %v, want EOF", err)
 	}
 }
 

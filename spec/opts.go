@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -63,6 +64,27 @@ func WithProcess(args, env []string, cwd string) Opt {
 func WithUser(uid, gid uint32) Opt {
 	return func(s *specs.Spec) error {
 		ensureProcess(s).User = specs.User{UID: uid, GID: gid}
+		return nil
+	}
+}
+
+// WithCapabilities gives the process caps in its bounding, effective and
+// permitted sets and none in the inheritable and ambient ones, so that no
+// capability survives an exec under another uid: agentbox-init holds
+// policy.InitCaps only to hand its children the agent's ids, and they drop
+// everything before they execute anything. Nil or empty means no capability
+// at all.
+func WithCapabilities(caps []string) Opt {
+	return func(s *specs.Spec) error {
+		for _, c := range caps {
+			if !strings.HasPrefix(c, "CAP_") {
+				return fmt.Errorf("capabilities: %q is not a capability name (CAP_…)", c)
+			}
+		}
+		set := func() []string { return append([]string{}, caps...) }
+		ensureProcess(s).Capabilities = &specs.LinuxCapabilities{
+			Bounding: set(), Effective: set(), Permitted: set(), Inheritable: []string{}, Ambient: []string{},
+		}
 		return nil
 	}
 }

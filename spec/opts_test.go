@@ -23,6 +23,12 @@ func TestOptionsOnZeroSpec(t *testing.T) {
 	}{
 		{"process", WithProcess([]string{"/bin/sh"}, []string{"A=1"}, "/w"), specs.Spec{Process: &specs.Process{Args: []string{"/bin/sh"}, Env: []string{"A=1"}, Cwd: "/w"}}},
 		{"user", WithUser(1000, 1001), specs.Spec{Process: &specs.Process{User: specs.User{UID: 1000, GID: 1001}}}},
+		{"capabilities", WithCapabilities([]string{"CAP_KILL"}), specs.Spec{Process: &specs.Process{Capabilities: &specs.LinuxCapabilities{
+			Bounding: []string{"CAP_KILL"}, Effective: []string{"CAP_KILL"}, Permitted: []string{"CAP_KILL"}, Inheritable: []string{}, Ambient: []string{},
+		}}}},
+		{"no capabilities", WithCapabilities(nil), specs.Spec{Process: &specs.Process{Capabilities: &specs.LinuxCapabilities{
+			Bounding: []string{}, Effective: []string{}, Permitted: []string{}, Inheritable: []string{}, Ambient: []string{},
+		}}}},
 		{"terminal", WithTerminal(true), specs.Spec{Process: &specs.Process{Terminal: true}}},
 		{"hostname", WithHostname("box"), specs.Spec{Hostname: "box"}},
 		{"userns", WithUserNamespace(uids, uids), specs.Spec{Linux: &specs.Linux{UIDMappings: uids, GIDMappings: uids}}},
@@ -71,6 +77,7 @@ func TestOptionsRefuse(t *testing.T) {
 		"gid map to root":     WithUserNamespace(ok, root),
 		"empty map":           WithUserNamespace(nil, ok),
 		"no seccomp":          WithSeccomp(nil),
+		"bad capability":      WithCapabilities([]string{"KILL"}),
 		"relative mount":      WithMounts([]policy.Mount{{Kind: policy.KindExtra, Source: "/a", Destination: "a"}}),
 		"bind without source": WithMounts([]policy.Mount{{Kind: policy.KindExtra, Destination: "/a"}}),
 	}

@@ -35,11 +35,13 @@ func Options(plan *policy.Plan, x Extras) []Opt {
 	if root == "" {
 		root = "rootfs"
 	}
+	uid, gid, caps := plan.ProcessUser()
 	opts := []Opt{
 		WithRootfs(root),
 		WithHostname(plan.Hostname),
-		WithProcess(plan.ProcessArgs(), plan.Env, plan.Cwd),
-		WithUser(plan.Identity.UID, plan.Identity.GID),
+		WithProcess(plan.ProcessArgs(), plan.Env, plan.ProcessCwd()),
+		WithUser(uid, gid),
+		WithCapabilities(caps),
 		WithTerminal(plan.Terminal),
 		WithUserNamespace(plan.Identity.UIDMappings, plan.Identity.GIDMappings),
 		WithMounts(plan.Mounts),

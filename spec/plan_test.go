@@ -18,17 +18,20 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // defaultPlan is what policy.Resolve produces for the zero policy, a
-// root-owned workspace and `sh`, on a merged-/usr amd64 host.
+// root-owned workspace and `sh`, on a merged-/usr amd64 host: agentbox-init
+// is the first process, as uid 0 of the user namespace with InitCaps.
 func defaultPlan() *policy.Plan {
 	maps := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
 	return &policy.Plan{
 		Command:   []string{"/usr/bin/sh"},
+		Init:      policy.InitPath,
 		Env:       []string{"PATH=" + policy.SystemPath, "HOME=/home/agent", "USER=agent", "LOGNAME=agent", "TERM=xterm"},
 		Cwd:       "/srv/proj",
 		Workspace: "/srv/proj",
-		Identity:  policy.Identity{UID: 1000, GID: 1000, User: "agent", Home: "/home/agent", GrantWorkspace: true, UIDMappings: maps, GIDMappings: maps},
-		Hostname:  "agentbox",
-		Rootfs:    policy.Rootfs{Symlinks: map[string]string{"/bin": "usr/bin"}, Files: map[string]string{"/etc/hosts": "127.0.0.1\tlocalhost\n"}},
+		Identity: policy.Identity{UID: 1000, GID: 1000, User: "agent", Home: "/home/agent", GrantWorkspace: true, UIDMappings: maps, GIDMappings: maps,
+			Init: policy.InitIdentity{Split: true, Caps: policy.InitCaps}},
+		Hostname: "agentbox",
+		Rootfs:   policy.Rootfs{Symlinks: map[string]string{"/bin": "usr/bin"}, Files: map[string]string{"/etc/hosts": "127.0.0.1\tlocalhost\n"}},
 		Mounts: []policy.Mount{
 			{Kind: policy.KindEtc, Source: "/etc/ssl/certs", Destination: "/etc/ssl/certs", ReadOnly: true},
 			{Kind: policy.KindTmpfs, Destination: "/home/agent", Options: []string{"mode=0700", "uid=1000", "gid=1000"}},

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,130 +13,41 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
-
-// startAgent starts the agent as init's child, in its own process group,
-// which becomes the terminal's foreground group when stdin is a terminal.
-// The child is init itself (--exec-agent), which applies the Landlock plan
-// to itself and then executes the agent: only the agent is confined, in one
-// Landlock domain, and init stays outside it so that it can always signal
-// the agent. (Confining init instead puts each of its threads in a domain
-// of its own, and signal scoping then refuses init's signals to the agent.)
-// It returns the agent's pid and Landlock status, or the exit code init
-// should use when it fails.
-func startAgent(c selftest.Command, plan *selftest.LandlockPlan) (int, selftest.LandlockStatus, int, error) {
+// startAgent hands the waiting starter the agent's command: the starter,
+// already the agent's uid in its own process group (the terminal's
+// foreground one), applies the Landlock plan to itself and then executes the
+// agent. Only the agent is confined, in one Landlock domain, and init stays
+// outside it so that it can always signal the agent. (Confining init instead
+// puts each of its threads in a domain of its own, and signal scoping then
+// refuses init's signals to the agent.) It returns the agent's Landlock
+// status, or the exit code init should use when it fails.
+func startAgent(s *starter, c selftest.Command, plan *selftest.LandlockPlan) (selftest.LandlockStatus, int, error) {
 	var none selftest.LandlockStatus
 	if len(c.Args) == 0 {
-		return 0, none, selftest.ExitCannotExec, errors.New("the config names no agent command (agent.args)")
+		s.kill()
+		return none, selftest.ExitCannotExec, errors.New("the config names no agent command (agent.args)")
 	}
-	path, err := lookPath(c.Args[0], c.Env)
-	if err != nil {
-		return 0, none, selftest.ExitNotFound, err
+	st := s.exec(execRequest{Args: c.Args, Env: c.Env, Dir: c.Dir, Landlock: plan})
+	if st.Error != "" {
+		reapPid(s.pid)
+		return none, st.Code, errors.New(st.Error)
 	}
-	req := execRequest{Path: path, Args: c.Args, Env: c.Env, Landlock: plan}
-	pid, status, err := spawnExecAgent(req, dirOrRoot(c.Dir))
-	if err != nil {
-		return 0, none, selftest.ExitCannotExec, err
-	}
-	if status.Error != "" {
-		reapPid(pid)
-		return 0, none, status.Code, errors.New(status.Error)
-	}
-	return pid, status.Landlock, 0, nil
+	return st.Landlock, 0, nil
 }
 
-// execRequest is what init sends its --exec-agent child on fd 3.
-type execRequest struct {
-	Path     string                 `json:"path"`
-	Args     []string               `json:"args"`
-	Env      []string               `json:"env"`
-	Landlock *selftest.LandlockPlan `json:"landlock,omitempty"`
-}
-
-// execStatus is what the child reports on fd 4 before it executes the
-// agent (the exec closes fd 4); a later message reports a failed exec.
-type execStatus struct {
-	Landlock selftest.LandlockStatus `json:"landlock"`
-	Error    string                  `json:"error,omitempty"`
-	Code     int                     `json:"code,omitempty"`
-}
-
-// spawnExecAgent starts `agentbox-init --exec-agent` and returns once the
-// agent has been executed (or the child has failed).
-func spawnExecAgent(req execRequest, dir string) (int, execStatus, error) {
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		return 0, execStatus{}, err
-	}
-	stR, stW, err := os.Pipe()
-	if err != nil {
-		reqR.Close()
-		reqW.Close()
-		return 0, execStatus{}, err
-	}
-	sys := &syscall.SysProcAttr{Setpgid: true}
-	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil {
-		sys.Foreground, sys.Ctty = true, 0
-	}
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{"agentbox-init", "--exec-agent"}, &syscall.ProcAttr{
-		Dir: dir, Env: req.Env, Files: []uintptr{0, 1, 2, reqR.Fd(), stW.Fd()}, Sys: sys,
-	})
-	reqR.Close()
-	stW.Close()
-	defer stR.Close()
-	if err != nil {
-		reqW.Close()
-		return 0, execStatus{}, fmt.Errorf("start the agent: %w", err)
-	}
-	err = json.NewEncoder(reqW).Encode(req)
-	reqW.Close()
-	if err != nil {
-		return pid, execStatus{}, fmt.Errorf("send the agent's command: %w", err)
-	}
-	st := execStatus{Error: "the agent's starter exited without a word", Code: selftest.ExitCannotExec}
-	dec := json.NewDecoder(stR)
-	for {
-		var m execStatus
-		if err := dec.Decode(&m); err != nil {
-			break // EOF: the exec closed the pipe, or the child is gone
-		}
-		st = m
-	}
-	return pid, st, nil
-}
-
-// execAgentMain is the --exec-agent child: apply Landlock, report, exec.
-func execAgentMain() int {
-	unix.CloseOnExec(4)
-	status := json.NewEncoder(os.NewFile(4, "status"))
-	var req execRequest
-	if err := json.NewDecoder(os.NewFile(3, "request")).Decode(&req); err != nil {
-		_ = status.Encode(execStatus{Error: "read the agent's command: " + err.Error(), Code: selftest.ExitInitFailed})
-		return selftest.ExitInitFailed
-	}
-	unix.Close(3)
-	ll, err := selftest.ApplyLandlock(req.Landlock)
-	if err != nil {
-		_ = status.Encode(execStatus{Error: "landlock: " + err.Error(), Code: selftest.ExitInitFailed})
-		return selftest.ExitInitFailed
-	}
-	_ = status.Encode(execStatus{Landlock: ll})
-	err = syscall.Exec(req.Path, req.Args, req.Env)
-	_ = status.Encode(execStatus{Error: fmt.Sprintf("exec %s: %v", req.Path, err), Code: selftest.ExitCannotExec})
-	return selftest.ExitCannotExec
-}
-
-// reapPid collects one exited child.
-func reapPid(pid int) {
+// reapPid collects one exited child and returns how it ended.
+func reapPid(pid int) unix.WaitStatus {
 	var ws unix.WaitStatus
 	for {
 		if _, err := unix.Wait4(pid, &ws, 0, nil); !errors.Is(err, unix.EINTR) {
-			return
+			tree.forget(pid)
+			return ws
 		}
 	}
 }
 
-// lookPath finds name in the PATH of env (not init's own environment).
+// lookPath finds name in the PATH of env (not init's own environment), as
+// the agent: the starter looks it up once it runs under the agent's ids.
 func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
@@ -200,6 +108,7 @@ func reap(agent int) (int, bool) {
 		if err != nil || pid <= 0 {
 			return 0, false
 		}
+		tree.forget(pid)
 		if pid != agent {
 			continue
 		}

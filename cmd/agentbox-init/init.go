@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
-	"os/exec"
 
 	"github.com/agentbox/agentbox/netpolicy/bridge"
 	"github.com/agentbox/agentbox/selftest"
@@ -23,15 +23,16 @@ func initMain() int {
 		fmt.Fprintf(os.Stderr, "agentbox-init: %v (start agentbox-init through agentbox, which passes fd %d)\n", err, selftest.InitFD)
 		return selftest.ExitInitFailed
 	}
-	defer conn.Close()
+	// conn is never closed here: the exit closes it, and the watcher takes
+	// any error on it for the launcher's end closing.
 	fail := func(code int, step string, err error) int {
 		reason := fmt.Sprintf("%s: %v", step, err)
 		_ = conn.Send(selftest.Message{Type: selftest.MsgError, Reason: reason})
 		fmt.Fprintln(os.Stderr, "agentbox-init:", reason)
 		return code
 	}
-	// Not dumpable: the agent, same uid, can neither ptrace init nor open
-	// its fds through /proc.
+	// Not dumpable: even where the agent shares init's uid (a sandbox with
+	// one id), it can neither ptrace init nor open its fds through /proc.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail(selftest.ExitInitFailed, "set non-dumpable", err)
 	}
@@ -44,29 +45,66 @@ func initMain() int {
 	if err != nil {
 		return fail(selftest.ExitInitFailed, "config", err)
 	}
+	watch := watchLauncher(conn)
 	if err := startBridge(cfg.Bridge); err != nil {
 		return fail(selftest.ExitInitFailed, "gateway bridge", err)
 	}
 	if err := runProbes(conn, cfg); err != nil {
 		return fail(selftest.ExitInitFailed, "probes", err)
 	}
-	if err := awaitGo(conn, cfg); err != nil {
+	agent, err := startAs(cfg.Agent.User, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0))
+	if err != nil {
+		return fail(selftest.ExitInitFailed, "agent's starter", err)
+	}
+	if err := conn.Send(selftest.Message{Type: selftest.MsgProbesDone, PID: agent.pid}); err != nil {
+		agent.kill()
+		return fail(selftest.ExitInitFailed, "probes", err)
+	}
+	if err := awaitGo(watch, cfg); err != nil {
+		agent.kill()
 		return fail(selftest.ExitInitFailed, "go", err)
 	}
 	if len(cfg.Agent.Args) == 0 {
+		agent.cancel()
 		return 0 // a probe-only run (agentbox selftest): nothing to start
 	}
+	if cfg.Agent.User != nil {
+		// Every child is started: from here on init needs CAP_KILL alone.
+		if err := keepOnlyKill(); err != nil {
+			agent.kill()
+			return fail(selftest.ExitInitFailed, "keep only CAP_KILL", err)
+		}
+	}
 	sup := newSupervisor()
-	pid, ll, code, err := startAgent(cfg.Agent, cfg.Landlock)
+	ll, code, err := startAgent(agent, cfg.Agent, cfg.Landlock)
 	if err != nil {
 		return fail(code, "start agent", err)
 	}
-	if err := conn.Send(selftest.Message{Type: selftest.MsgStarted, PID: pid, Landlock: &ll}); err != nil {
+	if err := conn.Send(selftest.Message{Type: selftest.MsgStarted, PID: agent.pid, Landlock: &ll}); err != nil {
 		fmt.Fprintln(os.Stderr, "agentbox-init: report start:", err)
 	}
-	code = sup.supervise(pid)
+	code = sup.supervise(agent.pid)
 	_ = conn.Send(selftest.Message{Type: selftest.MsgExit, Code: &code})
 	return code
+}
+
+// agentEnv is the environment the probes judge and the agent gets: the
+// config's, or, in a probe-only run that names no agent, init's own (the
+// sandbox's process environment, which the launcher sets to the agent's).
+func agentEnv(cfg selftest.InitConfig) []string {
+	if cfg.Agent.Env != nil {
+		return cfg.Agent.Env
+	}
+	return os.Environ()
+}
+
+// controllingTerminal reports whether fd is init's controlling terminal
+// (the sandbox's pty): only that one can get the agent as its foreground
+// group. A terminal that merely is fd 0 (the user's, passed through when
+// stdout is not one) cannot.
+func controllingTerminal(fd int) bool {
+	_, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil
 }
 
 // openInitFD takes fd 3 and keeps it from every child.
@@ -91,10 +129,11 @@ func receiveConfig(conn *selftest.Conn) (selftest.InitConfig, error) {
 	return *m.Config, m.Config.Validate()
 }
 
-// runProbes runs the probes in a child (this binary, --probe all) with the
-// agent's environment and directory, so that they stand where the agent
-// will: not PID 1, a child of init. Every selected probe that the child
-// does not report on is sent as UNKNOWN.
+// runProbes runs the probes in a child (this binary, --probe all, through
+// a starter) as the agent, with the agent's environment and directory, so
+// that they stand where the agent will: another uid than init, not PID 1, a
+// child of init. Every selected probe that the child does not report on is
+// sent as UNKNOWN.
 func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
 	probes, err := selftest.Selected(&cfg)
 	if err != nil {
@@ -115,7 +154,7 @@ func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
 			}
 		}
 	}
-	return conn.Send(selftest.Message{Type: selftest.MsgProbesDone})
+	return nil
 }
 
 func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[string]bool, error) {
@@ -124,16 +163,44 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 	if err != nil {
 		return seen, err
 	}
-	cmd := exec.Command("/proc/self/exe", "--probe", "all", "--json")
-	cmd.Env, cmd.Dir, cmd.Stderr = cfg.Agent.Env, dirOrRoot(cfg.Agent.Dir), os.Stderr
-	cmd.Stdin = bytesReader(in)
-	out, err := cmd.StdoutPipe()
+	inR, inW, err := os.Pipe()
 	if err != nil {
 		return seen, err
 	}
-	if err := cmd.Start(); err != nil {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
 		return seen, err
 	}
+	defer outR.Close()
+	env := agentEnv(cfg)
+	s, err := startAs(cfg.Agent.User, env, [3]uintptr{inR.Fd(), outW.Fd(), 2}, false)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		return seen, err
+	}
+	go func() { _, _ = inW.Write(in); inW.Close() }()
+	st := s.exec(execRequest{Args: []string{"/proc/self/exe", "--probe", "all", "--json"}, Env: env, Dir: cfg.Agent.Dir})
+	if st.Error != "" {
+		reapPid(s.pid)
+		return seen, errors.New(st.Error)
+	}
+	err = readResults(outR, seen, emit)
+	if err != nil {
+		_ = unix.Kill(s.pid, unix.SIGKILL)
+	}
+	ws := reapPid(s.pid)
+	if err == nil && !(ws.Exited() && ws.ExitStatus() <= 1) {
+		err = fmt.Errorf("the probe process ended with %v", ws) // 1 means some probe failed, which the results say
+	}
+	return seen, err
+}
+
+// readResults hands each result line of out to emit, once per probe.
+func readResults(out io.Reader, seen map[string]bool, emit func(selftest.Result) error) error {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -143,34 +210,25 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 		}
 		seen[r.Probe] = true
 		if err := emit(r); err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return seen, err
+			return err
 		}
 	}
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 {
-		err = nil // 1 means some probe failed, which the results say
-	}
-	return seen, err
+	return sc.Err()
 }
 
 // awaitGo waits for the launcher's go when the config asks for it.
-func awaitGo(conn *selftest.Conn, cfg selftest.InitConfig) error {
+func awaitGo(w *launcherWatch, cfg selftest.InitConfig) error {
 	if !cfg.WaitGo {
 		return nil
 	}
-	m, err := conn.Recv(context.Background())
-	switch {
-	case err != nil:
-		return err
-	case m.Type == selftest.MsgAbort:
+	switch m := w.next(); m.Type {
+	case selftest.MsgGo:
+		return nil
+	case selftest.MsgAbort:
 		return fmt.Errorf("launch aborted by the launcher: %s", m.Reason)
-	case m.Type != selftest.MsgGo:
+	default:
 		return fmt.Errorf("got %q, want %q or %q", m.Type, selftest.MsgGo, selftest.MsgAbort)
 	}
-	return nil
 }
 
 func dirOrRoot(d string) string {

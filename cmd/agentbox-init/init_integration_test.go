@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,8 +65,15 @@ func build(bin string) (string, error) {
 	return bin, nil
 }
 
-// startInit runs bin with the launcher's socketpair end as fd 3.
+// startInit runs bin with the launcher's socketpair end as fd 3 and sends
+// it cfg.
 func startInit(t *testing.T, bin string, cfg selftest.InitConfig) (*selftest.Launcher, *exec.Cmd) {
+	t.Helper()
+	return startInitFor(t, bin, func(int) selftest.InitConfig { return cfg })
+}
+
+// startInitFor is startInit with a config made for init's pid.
+func startInitFor(t *testing.T, bin string, cfg func(initPID int) selftest.InitConfig) (*selftest.Launcher, *exec.Cmd) {
 	t.Helper()
 	l, initEnd, err := selftest.NewLauncher()
 	if err != nil {
@@ -79,7 +87,7 @@ func startInit(t *testing.T, bin string, cfg selftest.InitConfig) (*selftest.Lau
 	}
 	initEnd.Close()
 	t.Cleanup(func() { l.Close(); cmd.Process.Kill(); cmd.Wait() })
-	if err := l.Configure(cfg); err != nil {
+	if err := l.Configure(cfg(cmd.Process.Pid)); err != nil {
 		t.Fatal(err)
 	}
 	return l, cmd
@@ -209,7 +217,7 @@ func TestProbeMode(t *testing.T) {
 		code int
 	}{{[]string{"PATH=/bin"}, 0}, {[]string{"GITHUB_TOKEN=x"}, 1}} {
 		cmd := exec.Command(bin, "--probe", "environment-is-clean", "--json")
-		cmd.Env, cmd.Stdin = tc.env, strings.NewReader(`{"version":1,"run_id":"pm"}`)
+		cmd.Env, cmd.Stdin = tc.env, strings.NewReader(`{"version":2,"run_id":"pm"}`)
 		var out bytes.Buffer
 		cmd.Stdout = &out
 		cmd.Run()
@@ -221,5 +229,166 @@ func TestProbeMode(t *testing.T) {
 	cmd.Stdin = strings.NewReader("")
 	if cmd.Run(); cmd.ProcessState.ExitCode() != 2 {
 		t.Errorf("unknown probe: exit %d, want 2", cmd.ProcessState.ExitCode())
+	}
+}
+
+// statusOf reads the fields of a /proc/PID/status text.
+func statusOf(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return selftest.ParseStatus(b)
+}
+
+// Every child of init becomes the agent before it executes anything: the
+// probes and the agent run as the given ids with every capability set
+// empty, so they can neither prlimit, signal nor ptrace init, and init
+// keeps CAP_KILL alone once the agent runs. Without the ids (init shares
+// the agent's, here host root), the same probes report ALLOW.
+func TestInitChildrenBecomeTheAgent(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := buildInit(t)
+	probes := []string{"capabilities-zero", "prlimit-pid1-denied", "kill-pid1-denied", "ptrace-pid1-denied"}
+	for _, tc := range []struct {
+		name string
+		user *selftest.Credential
+		want selftest.Decision
+	}{
+		{"agent ids", &selftest.Credential{UID: 65534, GID: 65534}, selftest.Deny},
+		{"init's own ids", nil, selftest.Allow},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
+			out, err := os.MkdirTemp("", "agentbox-init-drop-") // reachable by uid 65534
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(out) })
+			os.Chmod(out, 0o777)
+			l, cmd := startInitFor(t, bin, func(initPID int) selftest.InitConfig {
+				return selftest.InitConfig{
+					Version: selftest.ProtocolVersion, RunID: "it-drop", WaitGo: true, Probes: probes, PtracePID: initPID,
+					Agent: selftest.Command{
+						Args: []string{"sh", "-c", "cat /proc/self/status > agent.status; cat /proc/$PPID/status > init.status"},
+						Env:  []string{"PATH=/usr/bin:/bin"}, Dir: out, User: tc.user,
+					},
+				}
+			})
+			results, err := l.Results(ctx(t))
+			if err != nil || len(results) != len(probes) {
+				t.Fatalf("results: %v %v", results, err)
+			}
+			for _, r := range results {
+				if r.Decision != tc.want {
+					t.Errorf("%s: %s %s, want %s (%s)", r.Probe, r.Decision, r.Observed, tc.want, r.Detail)
+				}
+			}
+			parked, err := selftest.HostPID("/proc", cmd.Process.Pid, l.AgentPID())
+			if err != nil || parked != l.AgentPID() {
+				t.Fatalf("the parked agent %d: host pid %d, %v", l.AgentPID(), parked, err)
+			}
+			if err := l.Go(); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := l.Started(ctx(t)); err != nil || st.PID != parked {
+				t.Fatalf("started %+v %v, want the parked pid %d", st, err, parked)
+			}
+			if code := exitCode(t, cmd); code != 0 {
+				t.Fatalf("init exited %d", code)
+			}
+			agent, init := statusOf(t, filepath.Join(out, "agent.status")), statusOf(t, filepath.Join(out, "init.status"))
+			if tc.user == nil {
+				return
+			}
+			if agent["Uid"] != "65534\t65534\t65534\t65534" || agent["Gid"] != "65534\t65534\t65534\t65534" || agent["Groups"] != "" {
+				t.Errorf("agent ids: Uid %q Gid %q Groups %q", agent["Uid"], agent["Gid"], agent["Groups"])
+			}
+			for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+				if strings.Trim(agent[k], "0") != "" {
+					t.Errorf("agent %s = %s, want empty", k, agent[k])
+				}
+			}
+			for _, k := range []string{"CapPrm", "CapEff", "CapBnd"} {
+				if init[k] != "0000000000000020" {
+					t.Errorf("init %s = %s once the agent runs, want CAP_KILL alone (0x20)", k, init[k])
+				}
+			}
+		})
+	}
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	state, _, ok := procStat(strconv.Itoa(pid))
+	return ok && state != "Z" && state != "X"
+}
+
+// groupAlive lists the running processes of process group pgid.
+func groupAlive(pgid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		state, pg, ok := procStat(e.Name())
+		if pid, err := strconv.Atoi(e.Name()); err == nil && ok && pg == pgid && state != "Z" && state != "X" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// procStat returns the state and process group of /proc/NAME/stat.
+func procStat(name string) (string, int, bool) {
+	b, err := os.ReadFile("/proc/" + name + "/stat")
+	if err != nil {
+		return "", 0, false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 3 {
+		return "", 0, false
+	}
+	pg, err := strconv.Atoi(f[2])
+	return f[0], pg, err == nil
+}
+
+// Init ends the sandbox when its channel to the launcher closes, whether
+// the agent runs or is still waiting for the go: it kills what it started
+// and exits at once (as PID 1 of a PID namespace, the exit alone does it).
+func TestInitEndsTheSandboxWhenTheLauncherGoes(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := buildInit(t)
+	for _, waitGo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wait-go-%v", waitGo), func(t *testing.T) {
+			l, cmd := startInit(t, bin, selftest.InitConfig{
+				Version: selftest.ProtocolVersion, Probes: []string{}, WaitGo: waitGo,
+				Agent: selftest.Command{Args: []string{"sh", "-c", "sleep 300 & sleep 300"}, Env: []string{"PATH=/usr/bin:/bin"}, User: &selftest.Credential{UID: 65534, GID: 65534}},
+			})
+			if _, err := l.Results(ctx(t)); err != nil {
+				t.Fatal(err)
+			}
+			agent := l.AgentPID()
+			if !waitGo {
+				st, err := l.Started(ctx(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				agent = st.PID
+				time.Sleep(100 * time.Millisecond) // the agent's sleeps start
+			}
+			if !alive(agent) {
+				t.Fatalf("agent %d is not running before the launcher goes", agent)
+			}
+			closed := time.Now()
+			l.Close()
+			if code := exitCode(t, cmd); code != selftest.ExitInitFailed {
+				t.Errorf("init exited %d, want %d", code, selftest.ExitInitFailed)
+			}
+			for len(groupAlive(agent)) > 0 && time.Since(closed) < time.Second {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if left := groupAlive(agent); len(left) > 0 {
+				t.Errorf("the agent's process group %d still runs %v 1s after the launcher's end closed", agent, left)
+			}
+		})
 	}
 }

@@ -1,13 +1,20 @@
 // Command agentbox-init is agentbox's init: a static binary the launcher
-// bind-mounts read-only into the sandbox and runs as PID 1, with the agent's
-// uid and no capabilities.
+// bind-mounts read-only into the sandbox and runs as PID 1, as uid 0 of the
+// sandbox's user namespace (an unprivileged host id) with CAP_SETUID,
+// CAP_SETGID, CAP_SETPCAP, CAP_CHOWN and CAP_KILL only, under ids the agent does not
+// have (policy.InitIdentity); where the sandbox has one id, as the agent's
+// uid with no capability.
 //
 // Without arguments it speaks the init protocol on fd 3 (see package
-// selftest): it reads the configuration, runs the probes in a child process
-// that stands where the agent will stand, reports each result, waits for the
-// launcher's go when asked to, applies Landlock to itself, starts the agent,
-// reaps every zombie, forwards signals to the agent and exits with the
-// agent's exit code (128+N when a signal N ended it).
+// selftest): it reads the configuration, runs the probes in a child that
+// first becomes the agent (the agent's ids, every capability set empty) and
+// stands where the agent will stand, reports each result, starts the child
+// that will become the agent and waits, with that child parked, for the
+// launcher's go, has the child apply Landlock to itself and execute the
+// agent, keeps only CAP_KILL, reaps every zombie, forwards signals to the
+// agent and exits with the agent's exit code (128+N when a signal N ended
+// it). It watches the channel to the launcher for the whole run: when it
+// closes (the launcher tore the run down, or died), init ends the sandbox.
 //
 // With --probe it runs probes and prints their results, which tests and
 // `agentbox selftest` use:
@@ -39,7 +46,7 @@ func main() {
 	probe := flag.String("probe", "", `run probes NAME[,NAME…] or "all" and print their results`)
 	asJSON := flag.Bool("json", false, "with --probe, print JSON lines instead of a table")
 	list := flag.Bool("list", false, "list the probe catalog and exit")
-	execAgent := flag.Bool("exec-agent", false, "internal: confine this process with Landlock and execute the agent (init's child)")
+	execAgent := flag.Bool("exec-agent", false, "internal: become the agent, confine this process with Landlock and execute a program (init's child)")
 	flag.Parse()
 	switch {
 	case *execAgent:

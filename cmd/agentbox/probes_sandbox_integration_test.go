@@ -27,8 +27,10 @@ type probeSandbox struct {
 	env     []string // --env
 	accept  []string // --accept CODE=reason
 	targets []string // --probe-target KIND=IP:PORT
-	// weaken changes the bundle's spec (a deep copy of the audited one).
-	weaken func(*specs.Spec)
+	// weaken changes the bundle's spec (a deep copy of the audited one),
+	// weakenInit the config init gets.
+	weaken     func(*specs.Spec)
+	weakenInit func(*selftest.InitConfig)
 }
 
 // probeOutcome is what a probe sandbox reported: every in-sandbox probe
@@ -81,7 +83,7 @@ func (p probeSandbox) run(t *testing.T) probeOutcome {
 	l := &launch{io: stdio{In: strings.NewReader(""), Out: &out, Err: &out, Getenv: getenv}, probesOnly: true}
 	l.flags = policyFlags{workspace: shortTempDir(t, "abw-"), rootfs: p.rootfs, ro: p.ro, env: p.env, accept: p.accept}
 	l.probeTargets = p.targets
-	l.weaken = p.weaken
+	l.weaken, l.st.weakenInit = p.weaken, p.weakenInit
 	code, err := l.selfTest(t.Context())
 	if err != nil {
 		t.Fatalf("selftest: %v\nlauncher output:\n%s", err, out.String())

@@ -20,10 +20,12 @@ type flipSite string
 const (
 	// siteKernel is kernelSandbox: capabilities, seccomp, no_new_privs,
 	// host root, /proc masks, nosuid, the root's read-only mount, devices,
-	// the UTS namespace and sysfs's read-only mount weakened.
+	// the UTS namespace and sysfs's read-only mount weakened, and init's
+	// children keeping init's ids and capabilities.
 	siteKernel flipSite = "kernel sandbox"
 	// siteBoundary is boundarySandbox: home, engine socket, environment,
-	// the host's procfs, /usr, and loopback weakened.
+	// the host's procfs, /usr, and loopback weakened, and init running as
+	// the agent's uid.
 	siteBoundary flipSite = "boundary sandbox"
 	// siteNetwork is networkSandbox: the launcher's own network namespace,
 	// with a route to a test host.
@@ -97,7 +99,7 @@ var probeTable = map[string]probeRow{
 	"raw-socket-denied":            {site: siteKernel, how: "CAP_NET_RAW over the network namespace"},
 	"netlink-non-route-denied":     {site: siteKernel, how: "no seccomp filter (any user may open a netlink socket of any protocol)", observed: "opened"},
 	"chroot-denied":                {site: siteKernel, how: "CAP_SYS_CHROOT"},
-	"capabilities-zero":            {site: siteKernel, how: "every capability in every set"},
+	"capabilities-zero":            {site: siteKernel, how: "every capability in every set, kept by init's children (no switch to the agent's ids)"},
 	"seccomp-filter":               {site: siteKernel, how: "no seccomp filter"},
 	"no-new-privs":                 {site: siteKernel, how: "no_new_privs unset"},
 	"uid-map-non-identity":         {site: siteKernel, how: "host root mapped to the sandbox's root"},
@@ -161,6 +163,14 @@ var probeTable = map[string]probeRow{
 
 	// Processes.
 	"host-pids-invisible": {site: siteBoundary, how: "the host's procfs bound in"},
+	"prlimit-pid1-denied": {
+		site: siteBoundary, how: "init running as the agent's uid, without capabilities (the layout before the uid split)", observed: "limits-writable",
+		also: []alsoFlip{{site: siteKernel, how: "CAP_SYS_RESOURCE, and init's uid 0 kept by its children", observed: "limits-writable"}},
+	},
+	"kill-pid1-denied": {
+		site: siteBoundary, how: "init running as the agent's uid, without capabilities (the probes run outside the agent's Landlock domain)", observed: "signal-allowed",
+		also: []alsoFlip{{site: siteKernel, how: "CAP_KILL, and init's uid 0 kept by its children", observed: "signal-allowed"}},
+	},
 
 	// The network.
 	"only-loopback":                    {site: siteNetwork, how: "eth0 of the test network"},
@@ -172,18 +182,19 @@ var probeTable = map[string]probeRow{
 	"workspace-socket-unreachable":     {site: siteBoundary, how: "the empty files bound over the workspace's sockets dropped from the bundle", observed: "reached-canary"},
 
 	// The launcher's verification from the host.
-	"host-uid-map":      {site: siteKernel, how: "host root mapped to the sandbox's root"},
-	"host-capabilities": {site: siteKernel, how: "every capability in every set"},
-	"host-no-new-privs": {site: siteKernel, how: "no_new_privs unset"},
-	"host-seccomp":      {site: siteKernel, how: "no seccomp filter"},
-	"host-namespaces":   {site: siteKernel, how: "the host's UTS namespace shared"},
-	"host-mounts":       {site: siteBoundary, how: "the invoking user's home bound read-only"},
+	"host-uid-map":           {site: siteKernel, how: "host root mapped to the sandbox's root"},
+	"host-capabilities":      {site: siteKernel, how: "every capability in every set, kept by init's child that becomes the agent"},
+	"host-no-new-privs":      {site: siteKernel, how: "no_new_privs unset"},
+	"host-seccomp":           {site: siteKernel, how: "no seccomp filter"},
+	"host-namespaces":        {site: siteKernel, how: "the host's UTS namespace shared"},
+	"host-mounts":            {site: siteBoundary, how: "the invoking user's home bound read-only"},
+	"host-init-uid-separate": {site: siteBoundary, how: "init running as the agent's uid"},
 }
 
 // hostCheckNames are the launcher's host-side checks, by name.
 func hostCheckNames() []string {
 	var names []string
-	for _, r := range selftest.VerifyHost("/nonexistent", 0, selftest.HostState{}) {
+	for _, r := range selftest.VerifyHost("/nonexistent", selftest.SandboxPIDs{}, selftest.HostState{}) {
 		names = append(names, r.Probe)
 	}
 	return names

@@ -13,6 +13,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/selftest"
 )
 
 // The weakenings below each remove one layer of the hardened spec, on
@@ -152,6 +153,19 @@ func withoutSocketCovers(s *specs.Spec) {
 	s.Mounts = slices.DeleteFunc(s.Mounts, func(m specs.Mount) bool { return filepath.Base(m.Source) == policy.CoverFile })
 }
 
+// withInitAsAgent runs init as the agent's uid with no capability, the
+// layout before init got ids of its own: the sandbox's process is the
+// agent's default ids (a root-owned workspace's), and init's children
+// switch to nothing (see withoutUIDSwitch).
+func withInitAsAgent(s *specs.Spec) {
+	s.Process.User.UID, s.Process.User.GID = policy.AgentUID, policy.AgentGID
+	s.Process.Capabilities = &specs.LinuxCapabilities{Bounding: []string{}, Effective: []string{}, Permitted: []string{}, Inheritable: []string{}, Ambient: []string{}}
+}
+
+// withoutUIDSwitch leaves init's children init's own ids and capabilities:
+// the probes, and the child that becomes the agent, run as init does.
+func withoutUIDSwitch(c *selftest.InitConfig) { c.Agent.User = nil }
+
 // weakenAll applies each weakening in order.
 func weakenAll(ws ...func(*specs.Spec)) func(*specs.Spec) {
 	return func(s *specs.Spec) {
@@ -164,7 +178,8 @@ func weakenAll(ws ...func(*specs.Spec)) func(*specs.Spec) {
 // kernelSandbox is the hardened sandbox with its kernel-facing layers
 // removed: every capability, no seccomp filter, no_new_privs unset, host
 // root mapped in and in use, no /proc masks, no nosuid, a writable root
-// and sysfs, a host device, and the host's UTS namespace. The invoking
+// and sysfs, a host device, and the host's UTS namespace; init's children
+// keep init's ids and capabilities. The invoking
 // user's home is bound read-only too: as host root, the sandbox can read
 // the canary file the launcher plants there.
 func kernelSandbox(t *testing.T) probeSandbox {
@@ -174,6 +189,7 @@ func kernelSandbox(t *testing.T) probeSandbox {
 		accept: []string{"home-directory-mounted=the probe test binds the home on purpose"},
 		weaken: weakenAll(withAllCapabilities, withoutSeccomp, withNewPrivs, withHostRoot,
 			withoutProcMasks, withSuid, withWritableRoot, withWritableSysfs, withHostDevice, withHostUTS),
+		weakenInit: withoutUIDSwitch,
 	}
 }
 
@@ -195,9 +211,9 @@ const leakVar = "AGENTBOX_PROBE_TEST_API_TOKEN"
 // removed through the policy (the invoking user's home and an engine socket
 // bound read-only, a credential-shaped variable and the launcher's canary
 // variable let in, each accepted with a reason) and the spec (the host's
-// procfs bound in, a writable /usr, the workspace's sockets uncovered, and
-// a network namespace whose lo is down, so that the positive control must
-// fail).
+// procfs bound in, a writable /usr, the workspace's sockets uncovered, a
+// network namespace whose lo is down, so that the positive control must
+// fail, and init running as the agent's uid).
 func boundarySandbox(t *testing.T) probeSandbox {
 	t.Helper()
 	t.Setenv(leakVar, "not-a-secret-"+randomHex(t)[:8])
@@ -209,7 +225,8 @@ func boundarySandbox(t *testing.T) probeSandbox {
 			"container-socket-mounted=the probe test binds a socket named docker.sock on purpose",
 			"secret-in-environment=the probe test lets a credential-shaped variable in on purpose",
 		},
-		weaken: weakenAll(withHostProc, withWritableUsr, withoutSocketCovers, withNetns(netnsPath(newDownNet(t)))),
+		weaken:     weakenAll(withHostProc, withWritableUsr, withoutSocketCovers, withNetns(netnsPath(newDownNet(t))), withInitAsAgent),
+		weakenInit: withoutUIDSwitch,
 	}
 }
 

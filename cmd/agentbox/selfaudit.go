@@ -23,6 +23,14 @@ func (l *launch) auditSpec() error {
 			opts.RuntimeFiles = append(opts.RuntimeFiles, m.Source)
 		}
 	}
+	if l.plan.Init != "" && l.plan.Identity.Init.Split {
+		// agentbox-init holds these only to start its children as the
+		// agent, who drop them before they execute anything (and init
+		// keeps CAP_KILL alone once the agent runs); capabilities-zero and
+		// host-capabilities check the agent itself. The audit still
+		// reports them, as init-capabilities.
+		opts.Init = &audit.InitProcess{Path: l.plan.Init, Caps: l.plan.Identity.Init.Caps}
+	}
 	report := audit.Spec(l.spec, opts)
 	var refused []audit.Finding
 	for _, c := range report.Containers {

@@ -112,7 +112,11 @@ func (l *launch) printVerdict() {
 	if l.rec.Teardown != nil {
 		td = l.rec.Teardown.Cleanup
 	}
-	fmt.Fprintf(l.io.Out, "\n%s: %d of %d probes passed; teardown %s; run %s\n", verdict, len(all)-len(failed), len(all), td, l.runID)
+	residual := ""
+	if n := l.residualAllowed(); n > 0 {
+		residual = fmt.Sprintf(" (%d of them ALLOW under a recorded residual)", n)
+	}
+	fmt.Fprintf(l.io.Out, "\n%s: %d of %d probes passed%s; teardown %s; run %s\n", verdict, len(all)-len(failed), len(all), residual, td, l.runID)
 }
 
 // doctorProof is doctor's end-to-end proof: the self-test of a sandbox

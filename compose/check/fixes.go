@@ -23,6 +23,7 @@ var composeFixes = map[string]string{
 	audit.CodeWritableRoot:    "set services.%[1]s.read_only: true, with tmpfs: [/tmp, HOME] for the paths the agent writes",
 	audit.CodeCapsAdded:       "remove %[2]s from services.%[1]s.cap_add",
 	audit.CodeCapsNotDropped:  "set services.%[1]s.cap_drop: [ALL]",
+	audit.CodeInitCaps:        "set services.%[1]s.cap_drop: [ALL]: only agentbox's own sandbox has the init that drops them for its children",
 	audit.CodeNewPrivileges:   "add \"no-new-privileges:true\" to services.%[1]s.security_opt",
 	audit.CodeNoLimits:        "set services.%[1]s.mem_limit (and memswap_limit to the same value) and pids_limit, for example mem_limit: 4g, pids_limit: 512",
 	audit.CodeSeccompUnconfined: "set \"seccomp=/abs/path/agentbox-seccomp.json\" in services.%[1]s.security_opt " +

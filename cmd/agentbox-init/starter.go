@@ -1,0 +1,192 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/selftest"
+)
+
+// A starter is a child of init (this binary, --exec-agent) that has become
+// the agent and waits to execute a program: the probes first, then the
+// agent itself. It is the only way init starts anything, so nothing runs
+// under init's ids or with init's capabilities.
+//
+// Init writes two JSON lines on the child's fd 3: a becomeRequest, which
+// the child answers on fd 4 with an execStatus ("ready", or an error), and
+// then an execRequest, or EOF when nothing is to be started. The child
+// confines itself with the request's Landlock plan, reports that, and
+// executes the program; the exec closes fd 4 (close-on-exec), and a failed
+// exec is one more execStatus. Between "ready" and the request the child
+// already runs with the agent's credentials, so the launcher verifies
+// exactly those from the host before it lets the agent start.
+
+// becomeRequest names who the child becomes (nil: init's own ids) and
+// whether it takes the sandbox's terminal on fd 0 along.
+type becomeRequest struct {
+	User     *selftest.Credential `json:"user,omitempty"`
+	Terminal bool                 `json:"terminal,omitempty"`
+}
+
+// execRequest is the program the child executes: Args[0] is looked up in
+// the PATH of Env when it has no slash.
+type execRequest struct {
+	Args     []string               `json:"args"`
+	Env      []string               `json:"env"`
+	Dir      string                 `json:"dir,omitempty"`
+	Landlock *selftest.LandlockPlan `json:"landlock,omitempty"`
+}
+
+// execStatus is one report of the child.
+type execStatus struct {
+	Ready    bool                    `json:"ready,omitempty"`
+	Landlock selftest.LandlockStatus `json:"landlock"`
+	Error    string                  `json:"error,omitempty"`
+	Code     int                     `json:"code,omitempty"`
+}
+
+// starter is init's handle on one such child.
+type starter struct {
+	pid    int
+	req    *os.File
+	status *json.Decoder
+	close  func()
+}
+
+// startAs starts a child with stdio as its fds 0, 1 and 2, in a process
+// group of its own, in / (init's uid need not reach the workspace; the child
+// changes into the program's directory once it is the agent), and returns
+// once it has become u. With tty, fd 0 is the sandbox's terminal: the child
+// becomes its foreground group and its owner.
+func startAs(u *selftest.Credential, env []string, stdio [3]uintptr, tty bool) (*starter, error) {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return nil, err
+	}
+	sys := &syscall.SysProcAttr{Setpgid: true, Foreground: tty}
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"agentbox-init", "--exec-agent"}, &syscall.ProcAttr{
+		Dir: "/", Env: env, Files: []uintptr{stdio[0], stdio[1], stdio[2], reqR.Fd(), stW.Fd()}, Sys: sys,
+	})
+	reqR.Close()
+	stW.Close()
+	if err != nil {
+		reqW.Close()
+		stR.Close()
+		return nil, fmt.Errorf("start a child: %w", err)
+	}
+	tree.add(pid)
+	s := &starter{pid: pid, req: reqW, status: json.NewDecoder(stR), close: func() { stR.Close() }}
+	if err := json.NewEncoder(reqW).Encode(becomeRequest{User: u, Terminal: tty}); err != nil {
+		s.kill()
+		return nil, fmt.Errorf("tell the child who to become: %w", err)
+	}
+	var st execStatus
+	if err := s.status.Decode(&st); err != nil || !st.Ready {
+		s.kill()
+		if st.Error == "" {
+			st.Error = fmt.Sprintf("the child exited without a word (%v)", err)
+		}
+		return nil, errors.New(st.Error)
+	}
+	return s, nil
+}
+
+// exec hands the child its program and returns once the program runs (the
+// status pipe closed after the last status) or the child failed.
+func (s *starter) exec(r execRequest) execStatus {
+	defer s.close()
+	err := json.NewEncoder(s.req).Encode(r)
+	s.req.Close()
+	if err != nil {
+		return execStatus{Error: "send the program: " + err.Error(), Code: selftest.ExitInitFailed}
+	}
+	st := execStatus{Error: "the child exited without a word", Code: selftest.ExitCannotExec}
+	for {
+		var m execStatus
+		if err := s.status.Decode(&m); err != nil {
+			return st // EOF: the exec closed the pipe, or the child is gone
+		}
+		st = m
+	}
+}
+
+// cancel tells the child that nothing is to be started; it exits 0.
+func (s *starter) cancel() {
+	s.req.Close()
+	s.close()
+	reapPid(s.pid)
+}
+
+// kill ends the child and collects it.
+func (s *starter) kill() {
+	_ = unix.Kill(s.pid, unix.SIGKILL)
+	s.req.Close()
+	s.close()
+	reapPid(s.pid)
+}
+
+// execAgentMain is the child (--exec-agent): become the agent, report,
+// wait for the program, confine, report, execute.
+func execAgentMain() int {
+	unix.CloseOnExec(3)
+	unix.CloseOnExec(4)
+	status := json.NewEncoder(os.NewFile(4, "status"))
+	fail := func(code int, format string, args ...any) int {
+		_ = status.Encode(execStatus{Error: fmt.Sprintf(format, args...), Code: code})
+		return code
+	}
+	in := json.NewDecoder(os.NewFile(3, "request"))
+	var who becomeRequest
+	if err := in.Decode(&who); err != nil {
+		return fail(selftest.ExitInitFailed, "read who to become: %v", err)
+	}
+	if err := becomeAgent(who.User, who.Terminal); err != nil {
+		return fail(selftest.ExitInitFailed, "%v", err)
+	}
+	if err := status.Encode(execStatus{Ready: true}); err != nil {
+		return selftest.ExitInitFailed
+	}
+	var req execRequest
+	if err := in.Decode(&req); err != nil {
+		return 0 // EOF: nothing to start (a probe-only run, or an abort)
+	}
+	return execProgram(req, status)
+}
+
+// execProgram changes into the program's directory, finds the program,
+// applies its Landlock plan and executes it; it returns only on failure.
+func execProgram(req execRequest, status *json.Encoder) int {
+	if len(req.Args) == 0 {
+		_ = status.Encode(execStatus{Error: "no program to execute", Code: selftest.ExitCannotExec})
+		return selftest.ExitCannotExec
+	}
+	if err := os.Chdir(dirOrRoot(req.Dir)); err != nil {
+		_ = status.Encode(execStatus{Error: "change into the agent's directory: " + err.Error(), Code: selftest.ExitCannotExec})
+		return selftest.ExitCannotExec
+	}
+	path, err := lookPath(req.Args[0], req.Env)
+	if err != nil {
+		_ = status.Encode(execStatus{Error: err.Error(), Code: selftest.ExitNotFound})
+		return selftest.ExitNotFound
+	}
+	ll, err := selftest.ApplyLandlock(req.Landlock)
+	if err != nil {
+		_ = status.Encode(execStatus{Error: "landlock: " + err.Error(), Code: selftest.ExitInitFailed})
+		return selftest.ExitInitFailed
+	}
+	_ = status.Encode(execStatus{Landlock: ll})
+	err = syscall.Exec(path, req.Args, req.Env)
+	_ = status.Encode(execStatus{Error: fmt.Sprintf("exec %s: %v", path, err), Code: selftest.ExitCannotExec})
+	return selftest.ExitCannotExec
+}
