@@ -215,6 +215,9 @@ func (p Policy) Merge(o Policy) Policy {
 	p.Network.Allow = append(append([]string(nil), p.Network.Allow...), o.Network.Allow...)
 	p.Network.LocalTCP = p.Network.LocalTCP || o.Network.LocalTCP
 	p.Gateway.Upstreams = mergeUpstreams(p.Gateway.Upstreams, o.Gateway.Upstreams)
+	if o.Protect != nil {
+		p.Protect = append([]string{}, o.Protect...)
+	}
 	return p
 }
 

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // UserFileName is the user's own policy in ConfigDir, applied to every run.
@@ -186,6 +189,13 @@ func ParseChecked(path string, data []byte, kind SourceKind) (Policy, error) {
 	}
 	if kind == SourceWorkspace && p.Workspace != "" {
 		return Policy{}, src.errorf("workspace", "a workspace's agentbox.yaml applies to the directory it is in; set another workspace with --workspace or in your own "+UserFileName, "not allowed in a workspace's policy file")
+	}
+	if kind == SourceWorkspace && p.Protect != nil {
+		for _, d := range workspace.DefaultProtectPaths() {
+			if !slices.Contains(p.Protect, d) {
+				return Policy{}, src.errorf("protect", "a workspace's file may add protected paths but not remove one; unprotect it in your own "+UserFileName+" or a --policy file", "drops %s from the protected paths", d)
+			}
+		}
 	}
 	return p, Validate(p, src)
 }

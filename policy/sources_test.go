@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -98,6 +99,30 @@ func TestLoadRefusesWorkspaceKeyInWorkspaceFile(t *testing.T) {
 	var in *InputError
 	if !errors.As(err, &in) || in.Line != 1 || in.Field != "workspace" {
 		t.Fatalf("err = %v, want agentbox.yaml:1: workspace refused", err)
+	}
+}
+
+// A workspace's file may add protected paths, never remove one: trusted
+// once for an extra path, it must not later switch .git/hooks off.
+func TestWorkspaceFileMayOnlyAddProtectedPaths(t *testing.T) {
+	s, ws := sourcesFor(t)
+	path := filepath.Join(ws, FileName)
+	for doc, ok := range map[string]bool{
+		"protect: [agentbox.yaml, .agentbox, .git/config, .git/hooks, .git/info, Makefile]\n": true,
+		"protect: [agentbox.yaml, .agentbox, .git/config, .git/info]\n":                      false,
+		"protect: []\n": false,
+	} {
+		write(t, path, doc, 0o644)
+		if _, err := s.Store().Trust(path, []byte(doc), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		p, _, err := Load(s)
+		if ok && (err != nil || !slices.Contains(p.Protect, "Makefile")) {
+			t.Errorf("%q: %+v, %v", doc, p.Protect, err)
+		}
+		if !ok && (err == nil || !strings.Contains(err.Error(), "may add protected paths but not remove one")) {
+			t.Errorf("%q: err = %v, want the refusal", doc, err)
+		}
 	}
 }
 
