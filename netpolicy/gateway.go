@@ -110,7 +110,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 }
 
 func (g *Gateway) openLog(cfg Config, w io.Writer) error {
-	g.log = &decisionLog{w: w, runID: cfg.RunID}
+	g.log = newDecisionLog(w, cfg.RunID, g.limits)
 	if w != nil || cfg.LogFile == "" {
 		return nil
 	}
@@ -221,9 +221,7 @@ func (g *Gateway) Close() error {
 	for _, r := range g.routes {
 		r.closeIdle()
 	}
-	g.log.mu.Lock()
-	defer g.log.mu.Unlock()
-	err := g.log.err
+	err := g.log.close()
 	if g.logFile != nil {
 		err = errors.Join(err, g.logFile.Close())
 		g.logFile = nil
