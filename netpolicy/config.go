@@ -82,9 +82,22 @@ type Limits struct {
 	HeaderTimeout Duration `yaml:"header_timeout" json:"header_timeout,omitempty"`
 	// MaxHeaderBytes bounds a request head (default 32 KiB); larger is 431.
 	MaxHeaderBytes int `yaml:"max_header_bytes" json:"max_header_bytes,omitempty"`
-	// MaxBodyBytes bounds a request body the gateway must read to check the
-	// model name (default 32 MiB); larger is 413.
+	// MaxBodyBytes bounds a request body the gateway must read whole to
+	// check the model name (default 32 MiB); larger is 413. Other bodies are
+	// streamed and not held.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes,omitempty"`
+	// MaxBufferedBytes bounds the memory all connections together may hold
+	// in such bodies (default 64 MiB, or twice MaxBodyBytes when that is
+	// more; it must be at least twice MaxBodyBytes, the most one growing
+	// body of unknown length needs).
+	MaxBufferedBytes int64 `yaml:"max_buffered_bytes" json:"max_buffered_bytes,omitempty"`
+	// BufferWait is how long a request waits for MaxBufferedBytes to have
+	// room for its body (default 2s); then it is answered 503.
+	BufferWait Duration `yaml:"buffer_wait" json:"buffer_wait,omitempty"`
+	// BodyTimeout is how long a client may take to send a body the gateway
+	// reads whole (default 30s); slower is 408, and its memory is given
+	// back.
+	BodyTimeout Duration `yaml:"body_timeout" json:"body_timeout,omitempty"`
 	// DialTimeout bounds one outgoing connection attempt (default 10s).
 	DialTimeout Duration `yaml:"dial_timeout" json:"dial_timeout,omitempty"`
 	// LogMaxBytes caps what the gateway writes to its decision log (default
@@ -133,6 +146,9 @@ const (
 	DefaultHeaderTimeout  = 10 * time.Second
 	DefaultMaxHeaderBytes = 32 << 10
 	DefaultMaxBodyBytes   = 32 << 20
+	DefaultMaxBuffered    = 64 << 20
+	DefaultBufferWait     = 2 * time.Second
+	DefaultBodyTimeout    = 30 * time.Second
 	DefaultDialTimeout    = 10 * time.Second
 	DefaultLogMaxBytes    = 16 << 20
 	DefaultLogMaxLine     = 4 << 10
@@ -158,6 +174,15 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.DialTimeout == 0 {
 		l.DialTimeout = Duration(DefaultDialTimeout)
+	}
+	if l.MaxBufferedBytes == 0 {
+		l.MaxBufferedBytes = max(DefaultMaxBuffered, 2*l.MaxBodyBytes)
+	}
+	if l.BufferWait == 0 {
+		l.BufferWait = Duration(DefaultBufferWait)
+	}
+	if l.BodyTimeout == 0 {
+		l.BodyTimeout = Duration(DefaultBodyTimeout)
 	}
 	if l.LogMaxBytes == 0 {
 		l.LogMaxBytes = DefaultLogMaxBytes
@@ -285,6 +310,9 @@ func (l Limits) validate() []error {
 	neg("max_header_bytes", l.MaxHeaderBytes < 0)
 	neg("max_body_bytes", l.MaxBodyBytes < 0)
 	neg("dial_timeout", l.DialTimeout < 0)
+	neg("max_buffered_bytes", l.MaxBufferedBytes < 0)
+	neg("buffer_wait", l.BufferWait < 0)
+	neg("body_timeout", l.BodyTimeout < 0)
 	neg("log_max_bytes", l.LogMaxBytes < 0)
 	neg("log_max_line", l.LogMaxLine < 0)
 	neg("log_repeat_window", l.LogRepeatWindow < 0)
@@ -295,6 +323,13 @@ func (l Limits) validate() []error {
 	}
 	atLeast("max_header_bytes", int64(l.MaxHeaderBytes), 1024)
 	atLeast("log_max_bytes", l.LogMaxBytes, minLogMaxBytes)
+	body := l.MaxBodyBytes
+	if body <= 0 {
+		body = DefaultMaxBodyBytes
+	}
+	if l.MaxBufferedBytes > 0 && l.MaxBufferedBytes < 2*body {
+		errs = append(errs, &FieldError{"limits.max_buffered_bytes", fmt.Errorf("must be at least twice max_body_bytes (%d)", 2*body)})
+	}
 	atLeast("log_max_line", int64(l.LogMaxLine), minLogMaxLine)
 	return errs
 }

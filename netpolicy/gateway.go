@@ -39,7 +39,9 @@ type Gateway struct {
 	log      *decisionLog
 	logFile  io.Closer
 	token    atomic.Pointer[string]
-	sem      chan struct{}
+	sem      chan struct{} // connections being served, at most Limits.MaxConns
+	busy     chan struct{} // connections being refused for want of sem, at most as many
+	bodies   *bodyBudget
 	ctx      context.Context // canceled by Close: ends upstream requests and dials
 	cancel   context.CancelFunc
 
@@ -92,6 +94,8 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 	g := &Gateway{
 		limits: limits, allow: allow, resolver: o.resolver, dialer: o.dialer,
 		sem:       make(chan struct{}, limits.MaxConns),
+		busy:      make(chan struct{}, limits.MaxConns),
+		bodies:    newBodyBudget(limits.MaxBufferedBytes),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[net.Conn]struct{}{},
 	}
@@ -151,7 +155,8 @@ func (g *Gateway) Serve(l net.Listener) error {
 }
 
 // dispatch serves c in its own goroutine, or refuses it when MaxConns
-// connections are already being served.
+// connections are already being served. Refusals are bounded too: past
+// MaxConns of them at once, a connection is closed without an answer.
 func (g *Gateway) dispatch(c net.Conn) {
 	if !track(g, g.conns, c) {
 		c.Close()
@@ -167,7 +172,7 @@ func (g *Gateway) dispatch(c net.Conn) {
 			defer func() { <-g.sem }()
 			g.serveConn(c)
 		default:
-			g.refuseBusy(c)
+			g.refuseOver(c)
 		}
 	}()
 }

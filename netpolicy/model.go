@@ -72,6 +72,9 @@ func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) b
 			return false
 		}
 	}
+	if h, ok := req.Body.(*heldBody); ok {
+		defer h.Close() // the transport closes it as well; this covers every path that does not reach it
+	}
 	out := r.outbound(req, rest, token)
 	if err := cc.continue100(req, out); err != nil {
 		return false

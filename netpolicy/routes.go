@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// maxResponseHeaderBytes bounds the response head the gateway reads from a
+// model upstream or a proxied destination.
+const maxResponseHeaderBytes = 1 << 20
+
 // buildRoutes merges the built-in routes with the configured ones and reads
 // each route's key.
 func (g *Gateway) buildRoutes(cfg Config, getenv func(string) string) (map[string]*route, error) {
@@ -62,7 +66,7 @@ func (g *Gateway) newRoute(name string, u Upstream, getenv func(string) string) 
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    time.Duration(g.limits.DialTimeout),
 		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: 1 << 20,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 	}
 	return r, nil
 }
