@@ -206,3 +206,32 @@ func TestForwardResponseHeadBounded(t *testing.T) {
 		t.Errorf("%s, want 502", resp.Status)
 	}
 }
+
+// TestModelNames: the in-place walk finds exactly the top-level "model"
+// keys, whatever nests or hides in strings around them.
+func TestModelNames(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		want []string
+		err  bool
+	}{
+		{`{"model":"small"}`, []string{"small"}, false},
+		{` { "a" : 1 , "model" : "small" } `, []string{"small"}, false},
+		{`{"x":{"model":"big"},"y":[{"model":"big"}],"model":"small"}`, []string{"small"}, false},
+		{`{"a":"\"model\":\"big\"}","b":"\\","model":"small"}`, []string{"small"}, false},
+		{`{"a":[1,2,{"b":"]}"}],"n":-1.5e3,"t":true,"z":null}`, nil, false},
+		{`{"MoDeL":"a","model":"b"}`, []string{"a", "b"}, false},
+		{`{"mod\u0065l":"big"}`, []string{"big"}, false},
+		{`{}`, nil, false},
+		{`{"model":1}`, nil, true},
+		{`{"model":"` + strings.Repeat("m", maxModelRaw) + `"}`, nil, true},
+		{`[]`, nil, true},
+		{`{"model":"a"}x`, nil, true},
+		{`{"model":"a",}`, nil, true},
+	} {
+		got, err := modelNames([]byte(tt.body))
+		if (err != nil) != tt.err || fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("modelNames(%.60s) = %q, %v; want %q, error %v", tt.body, got, err, tt.want, tt.err)
+		}
+	}
+}
