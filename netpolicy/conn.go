@@ -175,6 +175,11 @@ func (cc *clientConn) serveHealth(req *http.Request, start time.Time) bool {
 // refuse logs d as a denial and answers status with d.Reason as a plain-text
 // body an agent can show, then the connection closes. req may be nil.
 func (cc *clientConn) refuse(req *http.Request, start time.Time, status int, d Decision) {
+	cc.refuseWith(req, start, status, d, nil)
+}
+
+// refuseWith is refuse with extra response headers.
+func (cc *clientConn) refuseWith(req *http.Request, start time.Time, status int, d Decision, extra http.Header) {
 	d.Decision, d.Status = Deny, status
 	if d.Target == "" && req != nil {
 		d.Target = req.RequestURI
@@ -187,6 +192,9 @@ func (cc *clientConn) refuse(req *http.Request, start time.Time, status int, d D
 			"X-Agentbox-Refusal": {headerSafe(d.Reason)},
 		},
 		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body)),
+	}
+	for k, v := range extra {
+		resp.Header[k] = v
 	}
 	if req == nil {
 		req = &http.Request{Method: http.MethodGet, ProtoMajor: 1, ProtoMinor: 1}
