@@ -163,7 +163,7 @@ func (cc *clientConn) serveHealth(req *http.Request, start time.Time) bool {
 		Header:        http.Header{"Content-Type": {"application/json"}},
 		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body)),
 	}
-	n, keep, err := cc.writeResponse(req, resp)
+	n, keep, err := cc.writeResponse(req, resp, nil)
 	d := Decision{Kind: "health", Target: req.Method + " " + HealthPath, Decision: Allow, Status: http.StatusOK, BytesDn: n}
 	if err != nil {
 		d.Reason = "client went away: " + err.Error()
@@ -203,7 +203,7 @@ func (cc *clientConn) refuseWith(req *http.Request, start time.Time, status int,
 	cc.refused = true
 	d.BytesDn = int64(len(body))
 	cc.g.log.record(d, start) // the decision is made before the answer goes out
-	_, _, _ = cc.writeResponse(req, resp)
+	_, _, _ = cc.writeResponse(req, resp, nil)
 }
 
 // refuseOver refuses a connection over Limits.MaxConns: with a 503 while

@@ -21,6 +21,7 @@ type route struct {
 	models   map[string]bool
 	explicit bool // the user named the URL: loopback and private addresses allowed
 	rt       *http.Transport
+	scrub    *scrubber // finds the key in what comes back; nil without a key
 }
 
 func (r *route) info() RouteInfo {
@@ -108,15 +109,31 @@ func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) b
 	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { d.Resolved = i.Conn.RemoteAddr().String() }}
 	resp, err := r.rt.RoundTrip(out.WithContext(httptrace.WithClientTrace(ctx, trace)))
 	if err != nil {
-		d.Reason = fmt.Sprintf("upstream %s (%s) failed: %v", r.name, r.base.Host, err)
+		d.Reason, d.Scrubbed = r.scrub.text(fmt.Sprintf("upstream %s (%s) failed: %v", r.name, r.base.Host, err))
 		cc.refuse(req, start, http.StatusBadGateway, d)
 		return false
 	}
+	if reason := r.unscrubbable(resp); reason != "" {
+		resp.Body.Close()
+		d.Reason = reason
+		cc.refuse(req, start, http.StatusBadGateway, d)
+		return false
+	}
+	sc := r.scrub.stream()
+	if sc != nil {
+		d.Scrubbed = r.scrub.header(resp.Header)
+	}
 	d.Decision, d.Status = Allow, resp.StatusCode
 	var keep bool
-	d.BytesDn, keep, err = cc.writeResponse(req, resp)
+	d.BytesDn, keep, err = cc.writeResponse(req, resp, sc)
 	if err != nil {
-		d.Reason = "stream ended early: " + err.Error()
+		d.Reason, _ = r.scrub.text("stream ended early: " + err.Error())
+	}
+	if sc != nil {
+		d.Scrubbed += sc.count
+	}
+	if d.Scrubbed > 0 && d.Reason == "" {
+		d.Reason = fmt.Sprintf("the upstream sent the real key back; %d copies were replaced with %s", d.Scrubbed, ScrubMarker)
 	}
 	keep = keep && cc.finishBody(out.Body != nil && out.Body == io.ReadCloser(cc.body))
 	d.BytesUp = cc.bodyBytes()
@@ -156,6 +173,11 @@ func (r *route) outbound(req *http.Request, rest, token string) *http.Request {
 	for _, name := range clientAuthHeaders {
 		h.Del(name)
 	}
+	if r.scrub != nil {
+		// The transport then asks for gzip itself and decodes it, so the
+		// response can be searched for the key.
+		h.Del("Accept-Encoding")
+	}
 	for name, vs := range h {
 		for _, v := range vs {
 			if strings.Contains(v, token) {
@@ -180,6 +202,17 @@ func (r *route) outbound(req *http.Request, rest, token string) *http.Request {
 		out.Body = nil
 	}
 	return out
+}
+
+// unscrubbable returns why a response cannot go back to the agent: it is
+// encoded in a way the gateway cannot search for the key (the transport
+// decodes the gzip it asked for; an upstream that encodes anyway is refused).
+func (r *route) unscrubbable(resp *http.Response) string {
+	enc := resp.Header.Get("Content-Encoding")
+	if r.scrub == nil || enc == "" || strings.EqualFold(enc, "identity") {
+		return ""
+	}
+	return fmt.Sprintf("upstream %s sent a %s-encoded response, which the gateway cannot search for the real key", r.name, headerSafe(enc))
 }
 
 // continue100 answers "Expect: 100-continue" itself, once the request has

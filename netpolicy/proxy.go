@@ -116,7 +116,7 @@ func (cc *clientConn) serveForward(req *http.Request, head requestHead, start ti
 	}
 	d.Decision, d.Status = Allow, resp.StatusCode
 	var keep bool
-	d.BytesDn, keep, err = cc.writeResponse(req, resp)
+	d.BytesDn, keep, err = cc.writeResponse(req, resp, nil)
 	if err != nil {
 		d.Reason = "response ended early: " + err.Error()
 	}

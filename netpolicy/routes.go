@@ -47,6 +47,10 @@ func (g *Gateway) newRoute(name string, u Upstream, getenv func(string) string) 
 	if err := r.readKey(u, def, getenv); err != nil {
 		return nil, err
 	}
+	if len(r.key) > maxKeyLen {
+		return nil, fmt.Errorf("the key (%s) is longer than %d bytes", r.keySrc, maxKeyLen)
+	}
+	r.scrub = newScrubber(r.key)
 	if len(u.Models) > 0 {
 		r.models = map[string]bool{}
 		for _, m := range u.Models {
