@@ -42,6 +42,7 @@ type Gateway struct {
 	sem      chan struct{} // connections being served, at most Limits.MaxConns
 	busy     chan struct{} // connections being refused for want of sem, at most as many
 	bodies   *bodyBudget
+	own      *hostAddrs      // the host's own addresses, refused like loopback
 	ctx      context.Context // canceled by Close: ends upstream requests and dials
 	cancel   context.CancelFunc
 
@@ -57,10 +58,11 @@ type Gateway struct {
 type Option func(*options)
 
 type options struct {
-	resolver Resolver
-	dialer   Dialer
-	getenv   func(string) string
-	logw     io.Writer
+	resolver  Resolver
+	dialer    Dialer
+	getenv    func(string) string
+	logw      io.Writer
+	hostAddrs func() ([]netip.Addr, error)
 }
 
 // WithResolver makes the gateway resolve names with r.
@@ -73,6 +75,13 @@ func WithDialer(d Dialer) Option { return func(o *options) { o.dialer = d } }
 // os.Getenv.
 func WithGetenv(getenv func(string) string) Option { return func(o *options) { o.getenv = getenv } }
 
+// WithHostAddrs makes the gateway learn the host's own addresses, which the
+// proxy refuses like loopback, from src instead of InterfaceAddrs. Tests
+// inject a fixed list.
+func WithHostAddrs(src func() ([]netip.Addr, error)) Option {
+	return func(o *options) { o.hostAddrs = src }
+}
+
 // WithLogWriter sends the decision log to w instead of Config.LogFile.
 func WithLogWriter(w io.Writer) Option { return func(o *options) { o.logw = w } }
 
@@ -82,7 +91,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway config: %w", err)
 	}
-	o := options{resolver: net.DefaultResolver, getenv: os.Getenv}
+	o := options{resolver: net.DefaultResolver, getenv: os.Getenv, hostAddrs: InterfaceAddrs}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -91,7 +100,12 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 		o.dialer = &net.Dialer{Timeout: time.Duration(limits.DialTimeout)}
 	}
 	allow, _ := ParseAllowlist(cfg.Allow) // Validate checked it
+	own, err := newHostAddrs(o.hostAddrs)
+	if err != nil {
+		return nil, err
+	}
 	g := &Gateway{
+		own:    own,
 		limits: limits, allow: allow, resolver: o.resolver, dialer: o.dialer,
 		sem:       make(chan struct{}, limits.MaxConns),
 		busy:      make(chan struct{}, limits.MaxConns),
