@@ -328,7 +328,7 @@ func (l Limits) validate() []error {
 		body = DefaultMaxBodyBytes
 	}
 	if l.MaxBufferedBytes > 0 && l.MaxBufferedBytes < 2*body {
-		errs = append(errs, &FieldError{"limits.max_buffered_bytes", fmt.Errorf("must be at least twice max_body_bytes (%d)", 2*body)})
+		errs = append(errs, &FieldError{"limits.max_buffered_bytes", fmt.Errorf("must be at least %d, twice max_body_bytes", 2*body)})
 	}
 	atLeast("log_max_line", int64(l.LogMaxLine), minLogMaxLine)
 	return errs
