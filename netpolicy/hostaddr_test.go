@@ -56,8 +56,10 @@ func TestProxyRefusesHostAddrs(t *testing.T) {
 		"rebind-own.test": {"203.0.113.21", "198.51.100.1"},
 		"later.test":      {"198.51.100.2"},
 	}
-	allow := []string{"own.test:443", "own6.test:443", "ownmixed.test:443", "rebind-own.test:443", "later.test:443",
-		"198.51.100.1:443", "[2001:db8:1::1]:443", "own.test:80"}
+	allow := []string{
+		"own.test:443", "own6.test:443", "ownmixed.test:443", "rebind-own.test:443", "later.test:443",
+		"198.51.100.1:443", "[2001:db8:1::1]:443", "own.test:80",
+	}
 	tg := startGateway(t, Config{Allow: allow}, names, nil)
 	echo := echoServer(t)
 	for _, a := range []string{"198.51.100.1:443", "[2001:db8:1::1]:443", "198.51.100.1:80", "203.0.113.20:443", "203.0.113.21:443", "198.51.100.2:443"} {
