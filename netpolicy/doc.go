@@ -33,7 +33,7 @@
 //   - Model upstreams the user names (Upstream.URL, `--upstream NAME=URL`)
 //     may be on loopback or a private network, since the user chose them;
 //     the built-in OpenAI and Anthropic URLs are held to the proxy's rules.
-//   - Model routes forward only GET, POST and DELETE (ModelMethods); any
+//   - Model routes forward only GET, POST and DELETE; any
 //     other method is 405 before a key is attached. The real key, and its
 //     base64 in both alphabets and inside longer encoded strings, is
 //     overwritten with ScrubMarker in what the upstream sends back

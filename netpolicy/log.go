@@ -133,6 +133,9 @@ func (l *decisionLog) record(d Decision, start time.Time) {
 	d.Millis = time.Since(start).Milliseconds()
 	d.RunID = l.runID
 	d.Target = cut(d.Target, maxTargetLen)
+	if l.maxLine > 0 {
+		d.Reason = cut(d.Reason, l.maxLine) // longer would be cut when written; this bounds the repeat keys too
+	}
 	if l.w == nil {
 		return
 	}

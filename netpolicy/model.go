@@ -50,17 +50,17 @@ func presentedToken(h http.Header) string {
 	return h.Get("Api-Key")
 }
 
-// ModelMethods are the only methods model routes forward: the ones the
+// modelMethods are the only methods model routes forward: the ones the
 // OpenAI and Anthropic APIs use. GET lists and retrieves (models, stored
 // responses, files, batches), POST creates, and in those APIs also modifies
 // and cancels, and DELETE removes stored responses, files, batches and
 // fine-tuned models. Anything else (TRACE, which reflects the request with
 // its headers; PUT, PATCH, OPTIONS, HEAD, …) is refused with 405 before a
 // key is attached.
-var ModelMethods = []string{http.MethodGet, http.MethodPost, http.MethodDelete}
+var modelMethods = []string{http.MethodGet, http.MethodPost, http.MethodDelete}
 
 func modelMethod(m string) bool {
-	for _, ok := range ModelMethods {
+	for _, ok := range modelMethods {
 		if m == ok {
 			return true
 		}
@@ -74,8 +74,8 @@ func modelMethod(m string) bool {
 func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) bool {
 	d := Decision{Kind: "model", Target: r.name + " " + req.Method + " " + req.URL.Path}
 	if !modelMethod(req.Method) {
-		d.Reason = fmt.Sprintf("model routes take only %s (what the model APIs use), not %s", strings.Join(ModelMethods, ", "), req.Method)
-		cc.refuseWith(req, start, http.StatusMethodNotAllowed, d, http.Header{"Allow": {strings.Join(ModelMethods, ", ")}})
+		d.Reason = fmt.Sprintf("model routes take only %s (what the model APIs use), not %s", strings.Join(modelMethods, ", "), req.Method)
+		cc.refuseWith(req, start, http.StatusMethodNotAllowed, d, http.Header{"Allow": {strings.Join(modelMethods, ", ")}})
 		return false
 	}
 	token := *cc.g.token.Load()
