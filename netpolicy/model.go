@@ -119,13 +119,24 @@ func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) b
 		cc.refuse(req, start, http.StatusBadGateway, d)
 		return false
 	}
+	d.Decision, d.Status = Allow, resp.StatusCode
+	keep := cc.relayScrubbed(req, r, resp, &d)
+	keep = keep && cc.finishBody(out.Body != nil && out.Body == io.ReadCloser(cc.body))
+	d.BytesUp = cc.bodyBytes()
+	cc.g.log.record(d, start)
+	return keep
+}
+
+// relayScrubbed streams the upstream's response to the agent with the
+// route's key scrubbed from its headers and body, and notes in d what was
+// scrubbed. It reports whether the connection may carry another request.
+func (cc *clientConn) relayScrubbed(req *http.Request, r *route, resp *http.Response, d *Decision) bool {
 	sc := r.scrub.stream()
 	if sc != nil {
 		d.Scrubbed = r.scrub.header(resp.Header)
 	}
-	d.Decision, d.Status = Allow, resp.StatusCode
-	var keep bool
-	d.BytesDn, keep, err = cc.writeResponse(req, resp, sc)
+	n, keep, err := cc.writeResponse(req, resp, sc)
+	d.BytesDn = n
 	if err != nil {
 		d.Reason, _ = r.scrub.text("stream ended early: " + err.Error())
 	}
@@ -135,9 +146,6 @@ func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) b
 	if d.Scrubbed > 0 && d.Reason == "" {
 		d.Reason = fmt.Sprintf("the upstream sent the real key back; %d copies were replaced with %s", d.Scrubbed, ScrubMarker)
 	}
-	keep = keep && cc.finishBody(out.Body != nil && out.Body == io.ReadCloser(cc.body))
-	d.BytesUp = cc.bodyBytes()
-	cc.g.log.record(d, start)
 	return keep
 }
 
