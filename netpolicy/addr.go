@@ -44,11 +44,18 @@ var (
 	sixToFour   = netip.MustParsePrefix("2002::/16")
 )
 
-// DeniedAddr reports whether the proxy refuses to connect to a, and why. It
-// unwraps IPv4 addresses embedded in IPv4-mapped, NAT64 and 6to4 IPv6
-// addresses and judges the embedded address too, and it refuses any address
-// with a zone (a zone only makes sense on a local link).
-func DeniedAddr(a netip.Addr) (reason string, denied bool) {
+// DeniedAddr reports whether the proxy refuses to connect to a, and why,
+// by the fixed rules (deniedRanges). It unwraps IPv4 addresses embedded in
+// IPv4-mapped, NAT64 and 6to4 IPv6 addresses and judges the embedded
+// address too, and it refuses any address with a zone (a zone only makes
+// sense on a local link). A running gateway also refuses the host's own
+// addresses, which only it can know (see InterfaceAddrs).
+func DeniedAddr(a netip.Addr) (reason string, denied bool) { return deniedAddr(a, nil) }
+
+// deniedAddr is the one place where the proxy's address rules are
+// decided: DeniedAddr's fixed rules, then, when own is set, the addresses
+// of the host the gateway runs on, with the same unwrapping.
+func deniedAddr(a netip.Addr, own *hostAddrs) (reason string, denied bool) {
 	if !a.IsValid() {
 		return "invalid address", true
 	}
@@ -57,7 +64,7 @@ func DeniedAddr(a netip.Addr) (reason string, denied bool) {
 	}
 	a = a.Unmap()
 	if inner, ok := embeddedIPv4(a); ok {
-		if r, bad := DeniedAddr(inner); bad {
+		if r, bad := deniedAddr(inner, own); bad {
 			return r + " embedded in " + a.String(), true
 		}
 	}
@@ -65,6 +72,9 @@ func DeniedAddr(a netip.Addr) (reason string, denied bool) {
 		if d.prefix.Contains(a) {
 			return d.reason, true
 		}
+	}
+	if own != nil {
+		return own.denied(a)
 	}
 	return "", false
 }

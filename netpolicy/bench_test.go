@@ -72,6 +72,10 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 // BenchmarkGatewayRequest: one small model request per op through each path,
 // keep-alive on both sides. Reports the median and p99 latency of the direct
 // and gateway requests and the median added by the gateway.
+// benchKey gives the model routes a real key, as in use, so that the
+// benchmarks include swapping it in and scrubbing it from what comes back.
+var benchKey = map[string]string{"OPENAI_API_KEY": "sk-bench-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH"}
+
 func BenchmarkGatewayRequest(b *testing.B) {
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -81,7 +85,7 @@ func BenchmarkGatewayRequest(b *testing.B) {
 	defer upstream.Close()
 	for _, path := range benchPaths {
 		b.Run(path.name, func(b *testing.B) {
-			tg := startGateway(b, Config{Upstreams: map[string]Upstream{"openai": {URL: upstream.URL}}}, nil, nil)
+			tg := startGateway(b, Config{Upstreams: map[string]Upstream{"openai": {URL: upstream.URL}}}, nil, benchKey)
 			gw := path.addr(b, tg)
 			direct, via := &http.Client{Transport: &http.Transport{}}, &http.Client{Transport: &http.Transport{}}
 			body := `{"model":"m","input":"` + strings.Repeat("x", 512) + `"}`
@@ -170,7 +174,7 @@ func BenchmarkGatewaySSE(b *testing.B) {
 			ud, ug := sseUpstream(b, nd), sseUpstream(b, ng)
 			b.Cleanup(ud.Close) // after the streams, which close first
 			b.Cleanup(ug.Close)
-			tg := startGateway(b, Config{Upstreams: map[string]Upstream{"openai": {URL: ug.URL}}}, nil, nil)
+			tg := startGateway(b, Config{Upstreams: map[string]Upstream{"openai": {URL: ug.URL}}}, nil, benchKey)
 			direct := sseStream(b, ud.URL+"/v1/responses", nd)
 			via := sseStream(b, "http://"+path.addr(b, tg)+"/openai/v1/responses", ng)
 			var d, g latencies

@@ -82,11 +82,36 @@ type Limits struct {
 	HeaderTimeout Duration `yaml:"header_timeout" json:"header_timeout,omitempty"`
 	// MaxHeaderBytes bounds a request head (default 32 KiB); larger is 431.
 	MaxHeaderBytes int `yaml:"max_header_bytes" json:"max_header_bytes,omitempty"`
-	// MaxBodyBytes bounds a request body the gateway must read to check the
-	// model name (default 32 MiB); larger is 413.
+	// MaxBodyBytes bounds a request body the gateway must read whole to
+	// check the model name (default 32 MiB); larger is 413. Other bodies are
+	// streamed and not held.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes,omitempty"`
+	// MaxBufferedBytes bounds the memory all connections together may hold
+	// in such bodies (default 64 MiB, or twice MaxBodyBytes when that is
+	// more; it must be at least twice MaxBodyBytes, the most one growing
+	// body of unknown length needs).
+	MaxBufferedBytes int64 `yaml:"max_buffered_bytes" json:"max_buffered_bytes,omitempty"`
+	// BufferWait is how long a request waits for MaxBufferedBytes to have
+	// room for its body (default 2s); then it is answered 503.
+	BufferWait Duration `yaml:"buffer_wait" json:"buffer_wait,omitempty"`
+	// BodyTimeout is how long a client may take to send a body the gateway
+	// reads whole (default 30s); slower is 408, and its memory is given
+	// back.
+	BodyTimeout Duration `yaml:"body_timeout" json:"body_timeout,omitempty"`
 	// DialTimeout bounds one outgoing connection attempt (default 10s).
 	DialTimeout Duration `yaml:"dial_timeout" json:"dial_timeout,omitempty"`
+	// LogMaxBytes caps what the gateway writes to its decision log (default
+	// 16 MiB, at least 64 KiB). Past it, decisions are counted but not
+	// written; a note says so when it happens and the last line says how
+	// many were dropped. Stats count every decision either way.
+	LogMaxBytes int64 `yaml:"log_max_bytes" json:"log_max_bytes,omitempty"`
+	// LogMaxLine caps one decision-log line (default 4 KiB, at least 512
+	// bytes); a longer reason, then target, is cut and ends in "…".
+	LogMaxLine int `yaml:"log_max_line" json:"log_max_line,omitempty"`
+	// LogRepeatWindow collapses identical denials (same kind, target,
+	// reason and status): the first is written, the rest of the window
+	// become one line with a count (default 10s).
+	LogRepeatWindow Duration `yaml:"log_repeat_window" json:"log_repeat_window,omitempty"`
 }
 
 // Duration is a time.Duration written as "10s" or "5m" in files.
@@ -121,7 +146,13 @@ const (
 	DefaultHeaderTimeout  = 10 * time.Second
 	DefaultMaxHeaderBytes = 32 << 10
 	DefaultMaxBodyBytes   = 32 << 20
+	DefaultMaxBuffered    = 64 << 20
+	DefaultBufferWait     = 2 * time.Second
+	DefaultBodyTimeout    = 30 * time.Second
 	DefaultDialTimeout    = 10 * time.Second
+	DefaultLogMaxBytes    = 16 << 20
+	DefaultLogMaxLine     = 4 << 10
+	DefaultLogRepeat      = 10 * time.Second
 )
 
 // withDefaults returns l with every zero field set to its default.
@@ -144,6 +175,24 @@ func (l Limits) withDefaults() Limits {
 	if l.DialTimeout == 0 {
 		l.DialTimeout = Duration(DefaultDialTimeout)
 	}
+	if l.MaxBufferedBytes == 0 {
+		l.MaxBufferedBytes = max(DefaultMaxBuffered, 2*l.MaxBodyBytes)
+	}
+	if l.BufferWait == 0 {
+		l.BufferWait = Duration(DefaultBufferWait)
+	}
+	if l.BodyTimeout == 0 {
+		l.BodyTimeout = Duration(DefaultBodyTimeout)
+	}
+	if l.LogMaxBytes == 0 {
+		l.LogMaxBytes = DefaultLogMaxBytes
+	}
+	if l.LogMaxLine == 0 {
+		l.LogMaxLine = DefaultLogMaxLine
+	}
+	if l.LogRepeatWindow == 0 {
+		l.LogRepeatWindow = Duration(DefaultLogRepeat)
+	}
 	return l
 }
 
@@ -158,6 +207,9 @@ const (
 	AuthBearer  = "bearer"
 	AuthXAPIKey = "x-api-key"
 )
+
+// maxRunIDLen bounds the run id, which goes on every decision-log line.
+const maxRunIDLen = 128
 
 var routeName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
@@ -187,6 +239,9 @@ func (c *Config) Validate() error {
 		if err := allow.add(e); err != nil {
 			errs = append(errs, &FieldError{fmt.Sprintf("allow[%d]", i), err})
 		}
+	}
+	if len(c.RunID) > maxRunIDLen {
+		errs = append(errs, &FieldError{"run_id", fmt.Errorf("longer than %d bytes", maxRunIDLen)})
 	}
 	if c.TokenFile != "" && c.TokenEnv != "" {
 		errs = append(errs, &FieldError{"token_file", errors.New("set token_file or token_env, not both")})
@@ -255,9 +310,27 @@ func (l Limits) validate() []error {
 	neg("max_header_bytes", l.MaxHeaderBytes < 0)
 	neg("max_body_bytes", l.MaxBodyBytes < 0)
 	neg("dial_timeout", l.DialTimeout < 0)
-	if l.MaxHeaderBytes > 0 && l.MaxHeaderBytes < 1024 {
-		errs = append(errs, &FieldError{"limits.max_header_bytes", errors.New("must be at least 1024")})
+	neg("max_buffered_bytes", l.MaxBufferedBytes < 0)
+	neg("buffer_wait", l.BufferWait < 0)
+	neg("body_timeout", l.BodyTimeout < 0)
+	neg("log_max_bytes", l.LogMaxBytes < 0)
+	neg("log_max_line", l.LogMaxLine < 0)
+	neg("log_repeat_window", l.LogRepeatWindow < 0)
+	atLeast := func(field string, v, min int64) {
+		if v > 0 && v < min {
+			errs = append(errs, &FieldError{"limits." + field, fmt.Errorf("must be at least %d", min)})
+		}
 	}
+	atLeast("max_header_bytes", int64(l.MaxHeaderBytes), 1024)
+	atLeast("log_max_bytes", l.LogMaxBytes, minLogMaxBytes)
+	body := l.MaxBodyBytes
+	if body <= 0 {
+		body = DefaultMaxBodyBytes
+	}
+	if l.MaxBufferedBytes > 0 && l.MaxBufferedBytes < 2*body {
+		errs = append(errs, &FieldError{"limits.max_buffered_bytes", fmt.Errorf("must be at least %d, twice max_body_bytes", 2*body)})
+	}
+	atLeast("log_max_line", int64(l.LogMaxLine), minLogMaxLine)
 	return errs
 }
 

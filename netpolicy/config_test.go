@@ -46,7 +46,11 @@ func TestParseConfigGood(t *testing.T) {
 		},
 		Allow:   []string{"github.com:443", "*.npmjs.org:443"},
 		LogFile: "/var/log/agentbox/gateway.jsonl",
-		Limits:  Limits{MaxConns: 32, IdleTimeout: Duration(2 * time.Minute), HeaderTimeout: Duration(5 * time.Second)},
+		Limits: Limits{
+			MaxConns: 32, IdleTimeout: Duration(2 * time.Minute), HeaderTimeout: Duration(5 * time.Second),
+			MaxBufferedBytes: 128 << 20, BufferWait: Duration(time.Second), BodyTimeout: Duration(20 * time.Second),
+			LogMaxBytes: 8 << 20, LogMaxLine: 2048, LogRepeatWindow: Duration(30 * time.Second),
+		},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -145,5 +149,27 @@ func TestLoadToken(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("LoadToken(%+v) = %q (%v), want %q", tt.cfg, got, err, tt.want)
 		}
+	}
+}
+
+// TestLimitsDefaults: zero limits take the documented defaults, and the
+// body budget follows a larger body cap.
+func TestLimitsDefaults(t *testing.T) {
+	l := Limits{}.withDefaults()
+	want := Limits{
+		MaxConns: DefaultMaxConns, IdleTimeout: Duration(DefaultIdleTimeout), HeaderTimeout: Duration(DefaultHeaderTimeout),
+		MaxHeaderBytes: DefaultMaxHeaderBytes, MaxBodyBytes: DefaultMaxBodyBytes, DialTimeout: Duration(DefaultDialTimeout),
+		MaxBufferedBytes: DefaultMaxBuffered, BufferWait: Duration(DefaultBufferWait), BodyTimeout: Duration(DefaultBodyTimeout),
+		LogMaxBytes: DefaultLogMaxBytes, LogMaxLine: DefaultLogMaxLine, LogRepeatWindow: Duration(DefaultLogRepeat),
+	}
+	if diff := cmp.Diff(want, l); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if got := (Limits{MaxBodyBytes: 100 << 20}).withDefaults().MaxBufferedBytes; got != 200<<20 {
+		t.Errorf("budget for a 100 MiB body cap: %d, want twice it", got)
+	}
+	c := Config{Limits: Limits{MaxBodyBytes: 100 << 20}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("a larger body cap alone: %v", err)
 	}
 }

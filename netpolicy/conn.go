@@ -18,10 +18,11 @@ const HealthPath = "/_agentbox/health"
 
 // clientConn is one client connection, served one request at a time.
 type clientConn struct {
-	g    *Gateway
-	c    net.Conn
-	br   *bufio.Reader
-	body *clientBody // the current request's body; nil when it has none
+	g       *Gateway
+	c       net.Conn
+	br      *bufio.Reader
+	body    *clientBody // the current request's body; nil when it has none
+	refused bool        // a refusal was sent: linger before closing
 }
 
 // bodyBytes is how much of the current request body was read.
@@ -49,6 +50,29 @@ func (g *Gateway) serveConn(c net.Conn) {
 	cc := &clientConn{g: g, c: c, br: bufio.NewReaderSize(c, g.limits.MaxHeaderBytes)}
 	for cc.serveOne() {
 	}
+	if cc.refused {
+		cc.linger()
+	}
+}
+
+// How long, and for how many bytes, a connection that was refused is read
+// before it is closed.
+const (
+	lingerWait  = 500 * time.Millisecond
+	lingerBytes = 4 << 20
+)
+
+// linger half-closes the connection and reads (and discards) what the
+// client still sends, until it closes its side or lingerWait or
+// lingerBytes run out. Closing with unread request bytes would reset the
+// connection, and a reset can destroy the refusal before the client reads
+// it; net/http's server lingers the same way.
+func (cc *clientConn) linger() {
+	if cw, ok := cc.c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = cc.c.SetReadDeadline(time.Now().Add(lingerWait))
+	_, _ = io.CopyN(io.Discard, cc.c, lingerBytes)
 }
 
 // serveOne reads and answers one request; it reports whether the connection
@@ -139,7 +163,7 @@ func (cc *clientConn) serveHealth(req *http.Request, start time.Time) bool {
 		Header:        http.Header{"Content-Type": {"application/json"}},
 		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body)),
 	}
-	n, keep, err := cc.writeResponse(req, resp)
+	n, keep, err := cc.writeResponse(req, resp, nil)
 	d := Decision{Kind: "health", Target: req.Method + " " + HealthPath, Decision: Allow, Status: http.StatusOK, BytesDn: n}
 	if err != nil {
 		d.Reason = "client went away: " + err.Error()
@@ -151,6 +175,11 @@ func (cc *clientConn) serveHealth(req *http.Request, start time.Time) bool {
 // refuse logs d as a denial and answers status with d.Reason as a plain-text
 // body an agent can show, then the connection closes. req may be nil.
 func (cc *clientConn) refuse(req *http.Request, start time.Time, status int, d Decision) {
+	cc.refuseWith(req, start, status, d, nil)
+}
+
+// refuseWith is refuse with extra response headers.
+func (cc *clientConn) refuseWith(req *http.Request, start time.Time, status int, d Decision, extra http.Header) {
 	d.Decision, d.Status = Deny, status
 	if d.Target == "" && req != nil {
 		d.Target = req.RequestURI
@@ -164,13 +193,31 @@ func (cc *clientConn) refuse(req *http.Request, start time.Time, status int, d D
 		},
 		ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body)),
 	}
+	for k, v := range extra {
+		resp.Header[k] = v
+	}
 	if req == nil {
 		req = &http.Request{Method: http.MethodGet, ProtoMajor: 1, ProtoMinor: 1}
 	}
 	req.Close = true
+	cc.refused = true
 	d.BytesDn = int64(len(body))
 	cc.g.log.record(d, start) // the decision is made before the answer goes out
-	_, _, _ = cc.writeResponse(req, resp)
+	_, _, _ = cc.writeResponse(req, resp, nil)
+}
+
+// refuseOver refuses a connection over Limits.MaxConns: with a 503 while
+// fewer than MaxConns such answers are pending, else by closing it at once,
+// so that a flood of connections holds no more than twice MaxConns.
+func (g *Gateway) refuseOver(c net.Conn) {
+	select {
+	case g.busy <- struct{}{}:
+		defer func() { <-g.busy }()
+		g.refuseBusy(c)
+	default:
+		g.log.record(Decision{Kind: "request", Reason: fmt.Sprintf(
+			"over the limit of %d connections (limits.max_conns) with as many refusals pending; closed without an answer", g.limits.MaxConns)}, time.Now())
+	}
 }
 
 // refuseBusy answers a connection over Limits.MaxConns with 503. It first
@@ -184,8 +231,9 @@ func (g *Gateway) refuseBusy(c net.Conn) {
 	_, _ = readHead(cc.br, 4096)
 	cc.refuse(nil, start, http.StatusServiceUnavailable, Decision{
 		Kind:   "request",
-		Reason: fmt.Sprintf("the gateway is serving its limit of %d connections; retry later", g.limits.MaxConns),
+		Reason: fmt.Sprintf("the gateway is serving its limit of %d connections (limits.max_conns); retry later", g.limits.MaxConns),
 	})
+	cc.linger()
 }
 
 // busyHeadWait bounds how long a refused connection is held.
@@ -219,6 +267,7 @@ type clientBody struct {
 	rc     io.ReadCloser
 	c      net.Conn
 	idle   time.Duration
+	until  time.Time // when set, no read waits past it (Limits.BodyTimeout)
 	n      int64
 	once   sync.Once
 	closed chan struct{}
@@ -229,7 +278,11 @@ func newClientBody(rc io.ReadCloser, c net.Conn, idle time.Duration) *clientBody
 }
 
 func (b *clientBody) Read(p []byte) (int, error) {
-	_ = b.c.SetReadDeadline(time.Now().Add(b.idle))
+	deadline := time.Now().Add(b.idle)
+	if !b.until.IsZero() && b.until.Before(deadline) {
+		deadline = b.until
+	}
+	_ = b.c.SetReadDeadline(deadline)
 	n, err := b.rc.Read(p)
 	b.n += int64(n)
 	return n, err

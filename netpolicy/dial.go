@@ -19,12 +19,12 @@ func deny(format string, args ...any) error { return &denial{fmt.Sprintf(format,
 
 // resolve returns the addresses to try for t: the literal itself, or what
 // the resolver answers for the name, resolved exactly once. When checked is
-// set, every address must pass DeniedAddr; one bad address refuses the
-// whole name, since a name that resolves into the host's networks is
-// suspect.
+// set, every address must pass deniedAddr (the fixed rules and the host's
+// own addresses); one bad address refuses the whole name, since a name
+// that resolves into the host's networks is suspect.
 func (g *Gateway) resolve(ctx context.Context, t Target, checked bool) ([]netip.Addr, error) {
 	if t.Name == "" {
-		if reason, bad := DeniedAddr(t.Addr); checked && bad {
+		if reason, bad := g.refused(t.Addr, checked); bad {
 			return nil, deny("%s is a %s", t.Addr, reason)
 		}
 		return []netip.Addr{t.Addr.Unmap()}, nil
@@ -40,12 +40,21 @@ func (g *Gateway) resolve(ctx context.Context, t Target, checked bool) ([]netip.
 	}
 	out := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
-		if reason, bad := DeniedAddr(a); checked && bad {
+		if reason, bad := g.refused(a, checked); bad {
 			return nil, deny("%s resolves to %s, a %s", t.Name, a, reason)
 		}
 		out = append(out, a.Unmap())
 	}
 	return out, nil
+}
+
+// refused applies the proxy's address rules (deniedAddr, with the host's
+// own addresses) when checked is set.
+func (g *Gateway) refused(a netip.Addr, checked bool) (string, bool) {
+	if !checked {
+		return "", false
+	}
+	return deniedAddr(a, g.own)
 }
 
 // dialAddrs connects to the first of addrs that answers, on port, and to

@@ -39,7 +39,10 @@ type Gateway struct {
 	log      *decisionLog
 	logFile  io.Closer
 	token    atomic.Pointer[string]
-	sem      chan struct{}
+	sem      chan struct{} // connections being served, at most Limits.MaxConns
+	busy     chan struct{} // connections being refused for want of sem, at most as many
+	bodies   *bodyBudget
+	own      *hostAddrs      // the host's own addresses, refused like loopback
 	ctx      context.Context // canceled by Close: ends upstream requests and dials
 	cancel   context.CancelFunc
 
@@ -55,10 +58,11 @@ type Gateway struct {
 type Option func(*options)
 
 type options struct {
-	resolver Resolver
-	dialer   Dialer
-	getenv   func(string) string
-	logw     io.Writer
+	resolver  Resolver
+	dialer    Dialer
+	getenv    func(string) string
+	logw      io.Writer
+	hostAddrs func() ([]netip.Addr, error)
 }
 
 // WithResolver makes the gateway resolve names with r.
@@ -71,6 +75,13 @@ func WithDialer(d Dialer) Option { return func(o *options) { o.dialer = d } }
 // os.Getenv.
 func WithGetenv(getenv func(string) string) Option { return func(o *options) { o.getenv = getenv } }
 
+// WithHostAddrs makes the gateway learn the host's own addresses, which the
+// proxy refuses like loopback, from src instead of InterfaceAddrs. Tests
+// inject a fixed list.
+func WithHostAddrs(src func() ([]netip.Addr, error)) Option {
+	return func(o *options) { o.hostAddrs = src }
+}
+
 // WithLogWriter sends the decision log to w instead of Config.LogFile.
 func WithLogWriter(w io.Writer) Option { return func(o *options) { o.logw = w } }
 
@@ -80,7 +91,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway config: %w", err)
 	}
-	o := options{resolver: net.DefaultResolver, getenv: os.Getenv}
+	o := options{resolver: net.DefaultResolver, getenv: os.Getenv, hostAddrs: InterfaceAddrs}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -89,9 +100,16 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 		o.dialer = &net.Dialer{Timeout: time.Duration(limits.DialTimeout)}
 	}
 	allow, _ := ParseAllowlist(cfg.Allow) // Validate checked it
+	own, err := newHostAddrs(o.hostAddrs)
+	if err != nil {
+		return nil, err
+	}
 	g := &Gateway{
+		own:    own,
 		limits: limits, allow: allow, resolver: o.resolver, dialer: o.dialer,
 		sem:       make(chan struct{}, limits.MaxConns),
+		busy:      make(chan struct{}, limits.MaxConns),
+		bodies:    newBodyBudget(limits.MaxBufferedBytes),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[net.Conn]struct{}{},
 	}
@@ -110,7 +128,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 }
 
 func (g *Gateway) openLog(cfg Config, w io.Writer) error {
-	g.log = &decisionLog{w: w, runID: cfg.RunID}
+	g.log = newDecisionLog(w, cfg.RunID, g.limits)
 	if w != nil || cfg.LogFile == "" {
 		return nil
 	}
@@ -151,7 +169,8 @@ func (g *Gateway) Serve(l net.Listener) error {
 }
 
 // dispatch serves c in its own goroutine, or refuses it when MaxConns
-// connections are already being served.
+// connections are already being served. Refusals are bounded too: past
+// MaxConns of them at once, a connection is closed without an answer.
 func (g *Gateway) dispatch(c net.Conn) {
 	if !track(g, g.conns, c) {
 		c.Close()
@@ -167,7 +186,7 @@ func (g *Gateway) dispatch(c net.Conn) {
 			defer func() { <-g.sem }()
 			g.serveConn(c)
 		default:
-			g.refuseBusy(c)
+			g.refuseOver(c)
 		}
 	}()
 }
@@ -221,9 +240,7 @@ func (g *Gateway) Close() error {
 	for _, r := range g.routes {
 		r.closeIdle()
 	}
-	g.log.mu.Lock()
-	defer g.log.mu.Unlock()
-	err := g.log.err
+	err := g.log.close()
 	if g.logFile != nil {
 		err = errors.Join(err, g.logFile.Close())
 		g.logFile = nil

@@ -149,6 +149,37 @@ type testGateway struct {
 	resolver *testResolver
 	dialer   *testDialer
 	log      *syncBuffer
+	host     *testHost
+}
+
+// testHost stands for the addresses on the host's interfaces, which the
+// proxy refuses: documentation addresses no other rule refuses.
+type testHost struct {
+	mu    sync.Mutex
+	addrs []netip.Addr
+	err   error
+}
+
+var testHostAddrs = []string{"198.51.100.1", "2001:db8:1::1"}
+
+func newTestHost() *testHost {
+	h := &testHost{}
+	for _, a := range testHostAddrs {
+		h.addrs = append(h.addrs, netip.MustParseAddr(a))
+	}
+	return h
+}
+
+func (h *testHost) list() ([]netip.Addr, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]netip.Addr(nil), h.addrs...), h.err
+}
+
+func (h *testHost) set(addrs []netip.Addr, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.addrs, h.err = addrs, err
 }
 
 const testToken = "agentbox-gw-test-token-0123456789"
@@ -161,9 +192,9 @@ func startGateway(t testing.TB, cfg Config, names map[string][]string, env map[s
 	if cfg.Token == "" {
 		cfg.Token = testToken
 	}
-	tg := &testGateway{resolver: newTestResolver(names), dialer: &testDialer{}, log: &syncBuffer{}}
+	tg := &testGateway{resolver: newTestResolver(names), dialer: &testDialer{}, log: &syncBuffer{}, host: newTestHost()}
 	g, err := New(cfg, WithResolver(tg.resolver), WithDialer(tg.dialer), WithLogWriter(tg.log),
-		WithGetenv(func(k string) string { return env[k] }))
+		WithGetenv(func(k string) string { return env[k] }), WithHostAddrs(tg.host.list))
 	if err != nil {
 		t.Fatal(err)
 	}

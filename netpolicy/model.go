@@ -21,6 +21,7 @@ type route struct {
 	models   map[string]bool
 	explicit bool // the user named the URL: loopback and private addresses allowed
 	rt       *http.Transport
+	scrub    *scrubber // finds the key in what comes back; nil without a key
 }
 
 func (r *route) info() RouteInfo {
@@ -49,10 +50,34 @@ func presentedToken(h http.Header) string {
 	return h.Get("Api-Key")
 }
 
-// serveModel checks the token (and the model name, when the route restricts
-// it), swaps the token for the real key and streams the upstream's answer.
+// modelMethods are the only methods model routes forward: the ones the
+// OpenAI and Anthropic APIs use. GET lists and retrieves (models, stored
+// responses, files, batches), POST creates, and in those APIs also modifies
+// and cancels, and DELETE removes stored responses, files, batches and
+// fine-tuned models. Anything else (TRACE, which reflects the request with
+// its headers; PUT, PATCH, OPTIONS, HEAD, …) is refused with 405 before a
+// key is attached.
+var modelMethods = []string{http.MethodGet, http.MethodPost, http.MethodDelete}
+
+func modelMethod(m string) bool {
+	for _, ok := range modelMethods {
+		if m == ok {
+			return true
+		}
+	}
+	return false
+}
+
+// serveModel checks the method, the token (and the model name, when the
+// route restricts it), swaps the token for the real key and streams the
+// upstream's answer.
 func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) bool {
 	d := Decision{Kind: "model", Target: r.name + " " + req.Method + " " + req.URL.Path}
+	if !modelMethod(req.Method) {
+		d.Reason = fmt.Sprintf("model routes take only %s (what the model APIs use), not %s", strings.Join(modelMethods, ", "), req.Method)
+		cc.refuseWith(req, start, http.StatusMethodNotAllowed, d, http.Header{"Allow": {strings.Join(modelMethods, ", ")}})
+		return false
+	}
 	token := *cc.g.token.Load()
 	if !tokenEqual(presentedToken(req.Header), token) {
 		d.Reason = "missing or wrong gateway token (agentbox gives the agent a per-run token; a token from another run is revoked)"
@@ -72,6 +97,9 @@ func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) b
 			return false
 		}
 	}
+	if h, ok := req.Body.(*heldBody); ok {
+		defer h.Close() // the transport closes it as well; this covers every path that does not reach it
+	}
 	out := r.outbound(req, rest, token)
 	if err := cc.continue100(req, out); err != nil {
 		return false
@@ -81,19 +109,43 @@ func (cc *clientConn) serveModel(req *http.Request, r *route, start time.Time) b
 	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { d.Resolved = i.Conn.RemoteAddr().String() }}
 	resp, err := r.rt.RoundTrip(out.WithContext(httptrace.WithClientTrace(ctx, trace)))
 	if err != nil {
-		d.Reason = fmt.Sprintf("upstream %s (%s) failed: %v", r.name, r.base.Host, err)
+		d.Reason, d.Scrubbed = r.scrub.text(fmt.Sprintf("upstream %s (%s) failed: %v", r.name, r.base.Host, err))
+		cc.refuse(req, start, http.StatusBadGateway, d)
+		return false
+	}
+	if reason := r.unscrubbable(resp); reason != "" {
+		resp.Body.Close()
+		d.Reason = reason
 		cc.refuse(req, start, http.StatusBadGateway, d)
 		return false
 	}
 	d.Decision, d.Status = Allow, resp.StatusCode
-	var keep bool
-	d.BytesDn, keep, err = cc.writeResponse(req, resp)
-	if err != nil {
-		d.Reason = "stream ended early: " + err.Error()
-	}
+	keep := cc.relayScrubbed(req, r, resp, &d)
 	keep = keep && cc.finishBody(out.Body != nil && out.Body == io.ReadCloser(cc.body))
 	d.BytesUp = cc.bodyBytes()
 	cc.g.log.record(d, start)
+	return keep
+}
+
+// relayScrubbed streams the upstream's response to the agent with the
+// route's key scrubbed from its headers and body, and notes in d what was
+// scrubbed. It reports whether the connection may carry another request.
+func (cc *clientConn) relayScrubbed(req *http.Request, r *route, resp *http.Response, d *Decision) bool {
+	sc := r.scrub.stream()
+	if sc != nil {
+		d.Scrubbed = r.scrub.header(resp.Header)
+	}
+	n, keep, err := cc.writeResponse(req, resp, sc)
+	d.BytesDn = n
+	if err != nil {
+		d.Reason, _ = r.scrub.text("stream ended early: " + err.Error())
+	}
+	if sc != nil {
+		d.Scrubbed += sc.count
+	}
+	if d.Scrubbed > 0 && d.Reason == "" {
+		d.Reason = fmt.Sprintf("the upstream sent the real key back; %d copies were replaced with %s", d.Scrubbed, ScrubMarker)
+	}
 	return keep
 }
 
@@ -129,6 +181,11 @@ func (r *route) outbound(req *http.Request, rest, token string) *http.Request {
 	for _, name := range clientAuthHeaders {
 		h.Del(name)
 	}
+	if r.scrub != nil {
+		// The transport then asks for gzip itself and decodes it, so the
+		// response can be searched for the key.
+		h.Del("Accept-Encoding")
+	}
 	for name, vs := range h {
 		for _, v := range vs {
 			if strings.Contains(v, token) {
@@ -153,6 +210,17 @@ func (r *route) outbound(req *http.Request, rest, token string) *http.Request {
 		out.Body = nil
 	}
 	return out
+}
+
+// unscrubbable returns why a response cannot go back to the agent: it is
+// encoded in a way the gateway cannot search for the key (the transport
+// decodes the gzip it asked for; an upstream that encodes anyway is refused).
+func (r *route) unscrubbable(resp *http.Response) string {
+	enc := resp.Header.Get("Content-Encoding")
+	if r.scrub == nil || enc == "" || strings.EqualFold(enc, "identity") {
+		return ""
+	}
+	return fmt.Sprintf("upstream %s sent a %s-encoded response, which the gateway cannot search for the real key", r.name, headerSafe(enc))
 }
 
 // continue100 answers "Expect: 100-continue" itself, once the request has

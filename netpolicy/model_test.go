@@ -325,3 +325,40 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Error("the stream ended cleanly although the gateway closed mid-stream")
 	}
 }
+
+// TestModelMethods: a model route forwards only GET, POST and DELETE; any
+// other method, TRACE first, is refused with 405 and logged, and the
+// upstream never sees it nor the key.
+func TestModelMethods(t *testing.T) {
+	var got seen
+	port, caFile := tlsUpstream(t, func(w http.ResponseWriter, r *http.Request) { got.record(r) }, false)
+	cfg := Config{Upstreams: map[string]Upstream{"openai": {URL: "https://upstream.test:" + port, CAFile: caFile}}}
+	tg := startGateway(t, cfg, map[string][]string{"upstream.test": {"127.0.0.1"}}, map[string]string{"OPENAI_API_KEY": "sk-real-method-key"})
+	for _, m := range []string{"TRACE", "PUT", "PATCH", "OPTIONS", "HEAD", "PROPFIND", "TRACK", "get"} {
+		resp := tg.rawRequest(t, m+" /openai/v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+testToken+"\r\nContent-Length: 0\r\n\r\n")
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, POST, DELETE" {
+			t.Errorf("%s: %s, Allow %q; want 405 and GET, POST, DELETE", m, resp.Status, resp.Header.Get("Allow"))
+		}
+	}
+	if r := got.all(); len(r) != 0 {
+		t.Errorf("the upstream saw %d refused requests, the first %s with Authorization %q", len(r), r[0].method, r[0].header.Get("Authorization"))
+	}
+	denied := tg.Stats().Denied
+	for _, m := range []string{"GET", "POST", "DELETE"} {
+		if resp := modelRequest(t, tg.addr, m, "/openai/v1/files/f1", "", map[string]string{"Authorization": "Bearer " + testToken}); resp.StatusCode != 200 {
+			t.Errorf("%s: %s", m, resp.Status)
+		}
+	}
+	if r := got.all(); len(r) != 3 || r[2].method != "DELETE" || r[2].header.Get("Authorization") != "Bearer sk-real-method-key" {
+		t.Errorf("the upstream saw %+v", r)
+	}
+	if denied != 8 {
+		t.Errorf("%d denials counted, want 8", denied)
+	}
+	tg.Close()
+	for _, d := range tg.log.decisions(t) {
+		if d.Status == http.StatusMethodNotAllowed && !strings.Contains(d.Reason, "GET, POST, DELETE") {
+			t.Errorf("log line without the reason: %+v", d)
+		}
+	}
+}

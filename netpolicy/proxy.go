@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -114,7 +116,7 @@ func (cc *clientConn) serveForward(req *http.Request, head requestHead, start ti
 	}
 	d.Decision, d.Status = Allow, resp.StatusCode
 	var keep bool
-	d.BytesDn, keep, err = cc.writeResponse(req, resp)
+	d.BytesDn, keep, err = cc.writeResponse(req, resp, nil)
 	if err != nil {
 		d.Reason = "response ended early: " + err.Error()
 	}
@@ -166,10 +168,12 @@ func (cc *clientConn) roundTrip(req *http.Request, up net.Conn, t Target) (*http
 	if err := out.Write(up); err != nil {
 		return nil, fmt.Errorf("send request: %w", err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(up), out)
+	head := &io.LimitedReader{R: up, N: maxResponseHeaderBytes}
+	resp, err := http.ReadResponse(bufio.NewReader(head), out)
 	if err != nil {
-		return nil, fmt.Errorf("read response: %w", err)
+		return nil, fmt.Errorf("read response (a head of at most %d bytes): %w", maxResponseHeaderBytes, err)
 	}
+	head.N = math.MaxInt64 // the head is read; the body is streamed
 	_ = up.SetDeadline(time.Time{})
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		resp.Body.Close()

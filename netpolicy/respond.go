@@ -41,9 +41,10 @@ func bodyless(req *http.Request, status int) bool {
 
 // writeResponse sends resp to the client and streams its body: each read from
 // the body is written to the socket at once (as one chunk when chunked), so
-// server-sent events reach the agent without delay. It reports the body
-// bytes sent and whether the connection may carry another request.
-func (cc *clientConn) writeResponse(req *http.Request, resp *http.Response) (int64, bool, error) {
+// server-sent events reach the agent without delay. When sc is set, the
+// body is scrubbed on the way (the caller scrubs the headers). It reports
+// the body bytes sent and whether the connection may carry another request.
+func (cc *clientConn) writeResponse(req *http.Request, resp *http.Response, sc *scrubStream) (int64, bool, error) {
 	if resp.Body != nil {
 		defer resp.Body.Close()
 	}
@@ -74,7 +75,7 @@ func (cc *clientConn) writeResponse(req *http.Request, resp *http.Response) (int
 	if bodyless(req, resp.StatusCode) || resp.Body == nil {
 		return 0, keep, nil
 	}
-	n, err := cc.copyBody(resp.Body, chunked)
+	n, err := cc.copyBody(resp.Body, chunked, sc)
 	if err == nil && !chunked && resp.ContentLength >= 0 && n != resp.ContentLength {
 		err = fmt.Errorf("upstream sent %d of %d body bytes", n, resp.ContentLength)
 	}
@@ -95,25 +96,32 @@ const (
 )
 
 // copyBody streams body to the client, one write per read. A body that sends
-// nothing for Limits.IdleTimeout is closed.
-func (cc *clientConn) copyBody(body io.ReadCloser, chunked bool) (int64, error) {
+// nothing for Limits.IdleTimeout is closed. With sc, each read is scrubbed
+// together with the bytes held back from the read before (at most the
+// longest form of the key less one), and the bytes that could begin a copy
+// are held back in turn; they go out with the next read, or at the end.
+func (cc *clientConn) copyBody(body io.ReadCloser, chunked bool, sc *scrubStream) (int64, error) {
 	buf := make([]byte, chunkRoom+chunkMax+2)
 	idle := time.Duration(cc.g.limits.IdleTimeout)
 	timer := time.AfterFunc(idle, func() { body.Close() })
 	defer timer.Stop()
 	var total int64
 	for {
-		n, rerr := body.Read(buf[chunkRoom : chunkRoom+chunkMax])
+		k := 0
+		if sc != nil {
+			k = copy(buf[chunkRoom:], sc.held)
+		}
+		n, rerr := body.Read(buf[chunkRoom+k : chunkRoom+chunkMax])
 		timer.Reset(idle)
-		if n > 0 {
-			out := buf[chunkRoom : chunkRoom+n]
-			if chunked {
-				out = frameChunk(buf, n)
-			}
-			if err := cc.write(out); err != nil {
+		total += int64(n)
+		out := k + n
+		if sc != nil {
+			out -= sc.next(buf[chunkRoom:chunkRoom+out], errors.Is(rerr, io.EOF))
+		}
+		if out > 0 {
+			if err := cc.write(cc.frame(buf, out, chunked)); err != nil {
 				return total, err
 			}
-			total += int64(n)
 		}
 		if errors.Is(rerr, io.EOF) {
 			if chunked {
@@ -125,6 +133,14 @@ func (cc *clientConn) copyBody(body io.ReadCloser, chunked bool) (int64, error) 
 			return total, fmt.Errorf("read upstream body: %w", rerr)
 		}
 	}
+}
+
+// frame returns the n bytes at buf[chunkRoom:] as they go on the wire.
+func (cc *clientConn) frame(buf []byte, n int, chunked bool) []byte {
+	if chunked {
+		return frameChunk(buf, n)
+	}
+	return buf[chunkRoom : chunkRoom+n]
 }
 
 // frameChunk writes the chunk header before the n data bytes at

@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// maxResponseHeaderBytes bounds the response head the gateway reads from a
+// model upstream or a proxied destination.
+const maxResponseHeaderBytes = 1 << 20
+
 // buildRoutes merges the built-in routes with the configured ones and reads
 // each route's key.
 func (g *Gateway) buildRoutes(cfg Config, getenv func(string) string) (map[string]*route, error) {
@@ -43,6 +47,10 @@ func (g *Gateway) newRoute(name string, u Upstream, getenv func(string) string) 
 	if err := r.readKey(u, def, getenv); err != nil {
 		return nil, err
 	}
+	if len(r.key) > maxKeyLen {
+		return nil, fmt.Errorf("the key (%s) is longer than %d bytes", r.keySrc, maxKeyLen)
+	}
+	r.scrub = newScrubber(r.key)
 	if len(u.Models) > 0 {
 		r.models = map[string]bool{}
 		for _, m := range u.Models {
@@ -62,7 +70,7 @@ func (g *Gateway) newRoute(name string, u Upstream, getenv func(string) string) 
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    time.Duration(g.limits.DialTimeout),
 		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: 1 << 20,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 	}
 	return r, nil
 }
