@@ -163,10 +163,17 @@ func (p *printer) header(r Record) {
 	p.field("exit code", strconv.Itoa(r.ExitCode))
 	p.field("verdict", r.Verdict())
 	p.field("policy", r.Digests.Policy)
+	for _, src := range r.PolicySources {
+		p.line("  from %s %s (%s)", src.Kind, src.Path, src.Digest)
+	}
 	p.field("spec", r.Digests.Spec)
 	p.field("seccomp", r.Digests.Seccomp)
 	if r.Gateway != (Gateway{}) {
-		p.field("gateway", fmt.Sprintf("%d allowed, %d denied", r.Gateway.Allowed, r.Gateway.Denied))
+		gw := fmt.Sprintf("%d allowed, %d denied", r.Gateway.Allowed, r.Gateway.Denied)
+		if r.Gateway.LogDropped > 0 {
+			gw += fmt.Sprintf(" (%d not in the decision log: it reached its cap)", r.Gateway.LogDropped)
+		}
+		p.field("gateway", gw)
 	}
 }
 

@@ -117,6 +117,9 @@ func (p Probe) Passed() bool { return p.Decision == p.Expect && p.Decision != "U
 type Gateway struct {
 	Allowed int `json:"allowed"`
 	Denied  int `json:"denied"`
+	// LogDropped is how many decisions the gateway's decision log did not
+	// write because it reached its byte cap (the counts above stay exact).
+	LogDropped int `json:"log_dropped,omitempty"`
 }
 
 // Teardown is what the launcher found after killing the sandbox.

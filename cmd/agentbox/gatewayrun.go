@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/agents"
+	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -98,16 +99,16 @@ func envList(orig []string, env map[string]string) []string {
 
 // stopGateway revokes the token and closes the socket, and returns the
 // allow and deny counts for the ledger.
-func (l *launch) stopGateway() (allowed, denied int) {
+func (l *launch) stopGateway() ledger.Gateway {
 	if l.gw == nil {
-		return 0, 0
+		return ledger.Gateway{}
 	}
 	s, err := l.gw.Stop()
 	if err != nil {
 		fmt.Fprintf(l.io.Err, "agentbox: warning: stopping the gateway: %v\n", err)
 	}
 	l.gw = nil
-	return int(s.Allowed), int(s.Denied)
+	return ledger.Gateway{Allowed: int(s.Allowed), Denied: int(s.Denied), LogDropped: int(s.LogDropped)}
 }
 
 // specGatewaySocket is where `agentbox spec` shows the gateway socket: a

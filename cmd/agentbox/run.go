@@ -178,7 +178,7 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 	if l.sess != nil {
 		l.sess.Close()
 	}
-	allowed, denied := l.stopGateway()
+	gw := l.stopGateway()
 	td := l.teardown()
 	l.inspectLeftovers()
 	if p := l.host.SELinuxLabels[0]; p != "" {
@@ -195,7 +195,7 @@ func (l *launch) finish(start time.Time, exit int, runErr error) {
 		exit = exitFindings // a self-test whose sandbox left residue did not pass
 	}
 	l.rec = l.record(start, exit, runErr, td)
-	l.rec.Gateway = ledger.Gateway{Allowed: allowed, Denied: denied}
+	l.rec.Gateway = gw
 	l.rec.Notes = l.terminalNote()
 	l.recordWorkspace()
 	if td != nil && !td.Clean() {
