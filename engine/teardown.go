@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -125,7 +126,9 @@ func waitGone(ctx context.Context, ns uint64, init int, timeout time.Duration) [
 }
 
 // PidsInNamespace lists the host pids of processes in the pid namespace
-// with inode ns.
+// with inode ns. A zombie is not among them: it has exited and holds
+// nothing but its pid until whoever adopted it reaps it (after a killed
+// launcher that may be a subreaper that never does).
 func PidsInNamespace(ns uint64) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -137,11 +140,22 @@ func PidsInNamespace(ns uint64) []int {
 		if err != nil {
 			continue
 		}
-		if ino, err := NamespaceInode(pid, "pid"); err == nil && ino == ns {
+		if ino, err := NamespaceInode(pid, "pid"); err == nil && ino == ns && !zombie(pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// zombie reports whether pid has exited and awaits its reaping: state Z
+// (or X) in /proc/pid/stat, read after the command name's closing paren.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
 }
 
 // NamespaceInode returns the inode of /proc/pid/ns/kind.
