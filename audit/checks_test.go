@@ -204,8 +204,10 @@ func withInit(c *Container) {
 	c.Mounts = append(c.Mounts, Mount{Type: "bind", Source: "/opt/agentbox-init", Destination: "/init", ReadOnly: true})
 }
 
-var initOpts = Options{Workspaces: []string{"/work/project"}, RuntimeFiles: []string{"/opt/agentbox-init"},
-	Init: &InitProcess{Path: "/init", Caps: []string{"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL"}}}
+var initOpts = Options{
+	Workspaces: []string{"/work/project"}, RuntimeFiles: []string{"/opt/agentbox-init"},
+	Init: &InitProcess{Path: "/init", Caps: []string{"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL"}},
+}
 
 func TestMountClassification(t *testing.T) {
 	o := Options{

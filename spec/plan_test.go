@@ -28,8 +28,10 @@ func defaultPlan() *policy.Plan {
 		Env:       []string{"PATH=" + policy.SystemPath, "HOME=/home/agent", "USER=agent", "LOGNAME=agent", "TERM=xterm"},
 		Cwd:       "/srv/proj",
 		Workspace: "/srv/proj",
-		Identity: policy.Identity{UID: 1000, GID: 1000, User: "agent", Home: "/home/agent", GrantWorkspace: true, UIDMappings: maps, GIDMappings: maps,
-			Init: policy.InitIdentity{Split: true, Caps: policy.InitCaps}},
+		Identity: policy.Identity{
+			UID: 1000, GID: 1000, User: "agent", Home: "/home/agent", GrantWorkspace: true, UIDMappings: maps, GIDMappings: maps,
+			Init: policy.InitIdentity{Split: true, Caps: policy.InitCaps},
+		},
 		Hostname: "agentbox",
 		Rootfs:   policy.Rootfs{Symlinks: map[string]string{"/bin": "usr/bin"}, Files: map[string]string{"/etc/hosts": "127.0.0.1\tlocalhost\n"}},
 		Mounts: []policy.Mount{

@@ -125,8 +125,11 @@ func checkAgent(u *selftest.Credential) error {
 		if errors.Is(err, unix.EINVAL) {
 			break
 		}
-		if err != nil || in != 0 {
-			return fmt.Errorf("capability %d is still in the bounding set (%v)", c, err)
+		if err != nil {
+			return fmt.Errorf("read capability %d of the bounding set: %w", c, err)
+		}
+		if in != 0 {
+			return fmt.Errorf("capability %d is still in the bounding set", c)
 		}
 	}
 	return nil
