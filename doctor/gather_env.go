@@ -11,6 +11,7 @@ import (
 	"github.com/moby/sys/user"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/host"
 )
 
 // engineCgroup matches a cgroup path that a container engine created.
@@ -99,7 +100,9 @@ func gatherDocker(_ context.Context, h Host, f *Facts) {
 
 // userName finds uid's name in the passwd file, or the number.
 func userName(h Host, uid uint32) string {
-	us, _ := user.ParsePasswdFilter(h.reader("/etc/passwd"), func(u user.User) bool { return isAccount(u.Name) && u.Uid >= 0 && uint64(u.Uid) == uint64(uid) })
+	us, _ := user.ParsePasswdFilter(h.reader("/etc/passwd"), func(u user.User) bool {
+		return host.IsAccount(u.Name) && u.Uid >= 0 && uint64(u.Uid) == uint64(uid)
+	})
 	if len(us) > 0 {
 		return us[0].Name
 	}
@@ -108,21 +111,21 @@ func userName(h Host, uid uint32) string {
 
 // groupName finds gid's name in the group file, or the number.
 func groupName(h Host, gid uint32) string {
-	gs, _ := user.ParseGroupFilter(h.reader("/etc/group"), func(g user.Group) bool { return isAccount(g.Name) && g.Gid >= 0 && uint64(g.Gid) == uint64(gid) })
+	gs, _ := user.ParseGroupFilter(h.reader("/etc/group"), func(g user.Group) bool {
+		return host.IsAccount(g.Name) && g.Gid >= 0 && uint64(g.Gid) == uint64(gid)
+	})
 	if len(gs) > 0 {
 		return gs[0].Name
 	}
 	return strconv.FormatUint(uint64(gid), 10)
 }
 
-// isAccount is false for the lines the library decodes although they name
-// no account: '#' comments and NIS compat lines ('+', '-').
-func isAccount(name string) bool { return name != "" && !strings.ContainsAny(name[:1], "#+-") }
-
 // groupMembers lists the group's members: those named in /etc/group and
 // those whose primary group it is.
 func groupMembers(h Host, group string) []string {
-	gs, _ := user.ParseGroupFilter(h.reader("/etc/group"), func(g user.Group) bool { return isAccount(g.Name) && g.Name == group })
+	gs, _ := user.ParseGroupFilter(h.reader("/etc/group"), func(g user.Group) bool {
+		return host.IsAccount(g.Name) && g.Name == group
+	})
 	if len(gs) == 0 {
 		return nil
 	}
@@ -138,7 +141,9 @@ func groupMembers(h Host, group string) []string {
 		}
 	}
 	gid := gs[0].Gid
-	us, _ := user.ParsePasswdFilter(h.reader("/etc/passwd"), func(u user.User) bool { return isAccount(u.Name) && u.Gid == gid })
+	us, _ := user.ParsePasswdFilter(h.reader("/etc/passwd"), func(u user.User) bool {
+		return host.IsAccount(u.Name) && u.Gid == gid
+	})
 	for _, u := range us {
 		add(u.Name)
 	}

@@ -51,9 +51,10 @@ func gatherCgroup(_ context.Context, h Host, f *Facts) {
 	f.Cgroup = CgroupFacts{Mode: cg.Mode, CanLimit: cg.CanLimit, Reason: cg.Reason, Err: cg.Err}
 }
 
+// orUnknown names a fact that could not be read.
 func orUnknown(s string) string {
 	if s == "" {
-		return "(not mounted)"
+		return "(unknown)"
 	}
 	return s
 }

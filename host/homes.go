@@ -48,7 +48,7 @@ func Homes(passwd, home string) []string {
 		add(home)
 	}
 	_, _ = user.ParsePasswdFileFilter(passwd, func(u user.User) bool {
-		if isEntry(u) && isHome(u.Home) {
+		if IsAccount(u.Name) && isHome(u.Home) {
 			add(u.Home)
 		}
 		return false // collected above, so that a read error keeps them

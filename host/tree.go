@@ -59,7 +59,7 @@ type Account struct {
 func (t Tree) Account(uid uint32, getenv func(string) string) Account {
 	var a Account
 	users, err := user.ParsePasswdFileFilter(t.path("/etc/passwd"), func(u user.User) bool {
-		return isEntry(u) && u.Uid >= 0 && uint64(u.Uid) == uint64(uid)
+		return IsAccount(u.Name) && u.Uid >= 0 && uint64(u.Uid) == uint64(uid)
 	})
 	if err == nil && len(users) > 0 {
 		u := users[0]
@@ -71,11 +71,11 @@ func (t Tree) Account(uid uint32, getenv func(string) string) Account {
 	return a
 }
 
-// isEntry is false for the lines of a passwd file that name no account:
-// '#' comments and NIS compat lines ('+', '-'), which the library decodes
-// like any other.
-func isEntry(u user.User) bool {
-	return u.Name != "" && !strings.ContainsAny(u.Name[:1], "#+-")
+// IsAccount is false for the names github.com/moby/sys/user decodes from
+// passwd and group lines that name no account: '#' comments and NIS compat
+// lines ('+', '-'), which the library reads like any other line.
+func IsAccount(name string) bool {
+	return name != "" && !strings.ContainsAny(name[:1], "#+-")
 }
 
 // AppArmor is apparmor.Check on the tree: the one AppArmor detection.

@@ -173,3 +173,11 @@ func TestCgroupUnreadableMountTable(t *testing.T) {
 		t.Errorf("no mount table: %+v, want an error", cg)
 	}
 }
+
+func TestIsAccount(t *testing.T) {
+	for name, want := range map[string]bool{"ana": true, "a-b": true, "_apt": true, "": false, "#ana": false, "+": false, "+@admins": false, "-bob": false} {
+		if got := IsAccount(name); got != want {
+			t.Errorf("IsAccount(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
