@@ -6,6 +6,8 @@ require (
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/google/go-cmp v0.7.0
 	github.com/landlock-lsm/go-landlock v0.11.2
+	github.com/moby/sys/mountinfo v0.7.3
+	github.com/moby/sys/user v0.5.0
 	github.com/opencontainers/runtime-spec v1.3.0
 	github.com/opencontainers/selinux v1.15.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

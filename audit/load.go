@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -163,38 +161,6 @@ func loadOne(ctx context.Context, kind, p string, lo LoadOptions) ([]Container, 
 	}
 	c, err := e.Container(ctx, p)
 	return []Container{c}, err
-}
-
-// HostHomes returns the home directories of root and of the ordinary users
-// (uid 1000 and above) in a passwd file, plus home, deduplicated. A missing
-// passwd file gives just home.
-func HostHomes(passwd, home string) []string {
-	seen := map[string]bool{"": true, "/": true, "/nonexistent": true}
-	var out []string
-	add := func(h string) {
-		if !seen[h] {
-			seen[h] = true
-			out = append(out, h)
-		}
-	}
-	add(home)
-	f, err := os.Open(passwd)
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Split(sc.Text(), ":")
-		if len(fields) < 7 {
-			continue
-		}
-		uid, err := strconv.Atoi(fields[2])
-		if err == nil && (uid == 0 || uid >= 1000 && uid < 65534) {
-			add(fields[5])
-		}
-	}
-	return out
 }
 
 // WriteJSON writes the report as one indented JSON document with a

@@ -246,17 +246,6 @@ func TestRecordAndLabbook(t *testing.T) {
 	}
 }
 
-func TestHostHomes(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "passwd")
-	body := "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\nana:x:1000:1000::/home/ana:/bin/bash\nnobody:x:65534:65534::/nonexistent:/usr/sbin/nologin\nbad line\n"
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := HostHomes(p, "/srv/me"), []string{"/srv/me", "/root", "/home/ana"}; !cmp.Equal(got, want) {
-		t.Errorf("got %v, want %v", got, want)
-	}
-}
-
 func TestSpecSeccompAgainstAgentboxProfile(t *testing.T) {
 	own, err := profiles.Default().NativeOCI()
 	if err != nil {

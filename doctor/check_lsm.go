@@ -131,8 +131,10 @@ func checkCgroup(f *Facts) []Result {
 	r := Result{ID: "cgroup", Layer: LayerLimits}
 	c := f.Cgroup
 	switch {
+	case c.Mode == "" && c.Err != "":
+		r.Status, r.Detail, r.Fix = Unknown, "cannot read the cgroup layout: "+c.Err, "mount -t proc proc /proc, or run agentbox on the host instead"
 	case c.Mode == "":
-		r.Status, r.Detail, r.Fix = Unknown, "no cgroup filesystem is mounted", "mount -t cgroup2 none /sys/fs/cgroup"
+		r.Status, r.Detail, r.Fix = Unknown, "no cgroup filesystem is mounted at /sys/fs/cgroup", "mount -t cgroup2 none /sys/fs/cgroup"
 	case c.CanLimit && !f.User.Rootless():
 		r.Status, r.Detail = Pass, "cgroup "+describeMode(c.Mode)+": root applies memory, pids and CPU limits"
 	case c.CanLimit:

@@ -105,6 +105,7 @@ func TestChecks(t *testing.T) {
 			f.Cgroup = CgroupFacts{Mode: "v2", Reason: "memory and pids controllers are not delegated"}
 		}, "cgroup", Warn, "no-resource-limits", "Delegate=cpu cpuset io memory pids"},
 		{"no cgroups", func(f *Facts) { f.Cgroup = CgroupFacts{} }, "cgroup", Unknown, "", "mount -t cgroup2"},
+		{"no mount table", func(f *Facts) { f.Cgroup = CgroupFacts{Err: "read mount table: no such file"} }, "cgroup", Unknown, "", "mount -t proc"},
 		{"no runtime", func(f *Facts) { f.Runtimes = nil }, "runtime-runc", Fail, "", "apt-get install runc"},
 		{"self-test not wired", func(f *Facts) { f.SelfTest = SelfTestFacts{NotRun: "not wired"} }, "selftest", Unknown, "", "agentbox selftest"},
 		{"self-test sandbox failed", func(f *Facts) { f.SelfTest.Err = "runc create: permission denied" }, "selftest", Fail, "", "agentbox selftest"},

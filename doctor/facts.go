@@ -121,11 +121,13 @@ type CgroupFacts struct {
 	// Mode is "v2" (unified), "hybrid" (v1 controllers plus v2 at
 	// /sys/fs/cgroup/unified), "v1", or "" when no cgroup is mounted.
 	Mode string `json:"mode"`
-	// CanLimit and Reason mirror the planner's decision (host.Capture):
+	// CanLimit and Reason are the planner's decision (host.Tree.Cgroup):
 	// root always can; an ordinary user only on v2 with memory and pids
 	// delegated to a cgroup it can write.
 	CanLimit bool   `json:"can_limit"`
 	Reason   string `json:"reason,omitempty"`
+	// Err is why the mount table could not be read ("" when it could).
+	Err string `json:"err,omitempty"`
 }
 
 // RuntimeFacts is one OCI runtime found on PATH.

@@ -129,4 +129,19 @@ func (fx *fixtureHost) NewUserNamespace(context.Context) error {
 
 func (fx *fixtureHost) EUID() int { return fx.UID }
 
+// Writable applies the permission bits of Stat: root may write anything,
+// others where the owner's bits (if they own it) or the others' bits allow.
+func (fx *fixtureHost) Writable(dir string) bool {
+	fi, err := fx.Stat(dir)
+	switch {
+	case err != nil:
+		return false
+	case fx.UID == 0:
+		return true
+	case int(fi.UID) == fx.UID:
+		return fi.Mode.Perm()&0o200 != 0
+	}
+	return fi.Mode.Perm()&0o002 != 0
+}
+
 func (fx *fixtureHost) Getenv(name string) string { return fx.Env[name] }

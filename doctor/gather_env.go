@@ -8,7 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/moby/sys/user"
+
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/host"
 )
 
 // engineCgroup matches a cgroup path that a container engine created.
@@ -33,9 +36,9 @@ func gatherContainer(_ context.Context, h Host, f *Facts) {
 			}
 		}
 	}
-	b, _, _ := h.read("/proc/self/mountinfo")
-	for _, m := range parseMountinfo(b) {
-		if m.Point == "/" && (m.FSType == "overlay" || m.FSType == "aufs" || m.FSType == "fuse-overlayfs") {
+	ms, _ := h.tree().Mounts() // an unreadable table is no evidence
+	for _, m := range ms {
+		if m.Mountpoint == "/" && (m.FSType == "overlay" || m.FSType == "aufs" || m.FSType == "fuse-overlayfs") {
 			c.Evidence = append(c.Evidence, "the root filesystem is "+m.FSType)
 		}
 	}
@@ -75,8 +78,8 @@ func gatherDocker(_ context.Context, h Host, f *Facts) {
 	d.Installed = errD == nil || d.SocketFound
 	if d.SocketFound {
 		d.SocketMode = fmt.Sprintf("%04o", fi.Mode.Perm())
-		d.SocketOwner = nameOf(h, "/etc/passwd", fi.UID)
-		d.SocketGroup = nameOf(h, "/etc/group", fi.GID)
+		d.SocketOwner = userName(h, fi.UID)
+		d.SocketGroup = groupName(h, fi.GID)
 		d.Members = groupMembers(h, d.SocketGroup)
 	}
 	b, ok, err := h.read("/etc/docker/daemon.json")
@@ -91,39 +94,58 @@ func gatherDocker(_ context.Context, h Host, f *Facts) {
 	}
 }
 
-// nameOf finds id's name in a passwd or group file, or the number.
-func nameOf(h Host, file string, id uint32) string {
-	b, _, _ := h.read(file)
-	for _, line := range strings.Split(string(b), "\n") {
-		p := strings.Split(line, ":")
-		if len(p) >= 3 && p[2] == strconv.FormatUint(uint64(id), 10) {
-			return p[0]
-		}
+// The socket's owner and group, and the group's members, are looked up
+// with github.com/moby/sys/user, leniently: they only name people in a
+// report (the id databases that decide allocation are userns's, strict).
+
+// userName finds uid's name in the passwd file, or the number.
+func userName(h Host, uid uint32) string {
+	us, _ := user.ParsePasswdFilter(h.reader("/etc/passwd"), func(u user.User) bool {
+		return host.IsAccount(u.Name) && u.Uid >= 0 && uint64(u.Uid) == uint64(uid)
+	})
+	if len(us) > 0 {
+		return us[0].Name
 	}
-	return strconv.FormatUint(uint64(id), 10)
+	return strconv.FormatUint(uint64(uid), 10)
+}
+
+// groupName finds gid's name in the group file, or the number.
+func groupName(h Host, gid uint32) string {
+	gs, _ := user.ParseGroupFilter(h.reader("/etc/group"), func(g user.Group) bool {
+		return host.IsAccount(g.Name) && g.Gid >= 0 && uint64(g.Gid) == uint64(gid)
+	})
+	if len(gs) > 0 {
+		return gs[0].Name
+	}
+	return strconv.FormatUint(uint64(gid), 10)
 }
 
 // groupMembers lists the group's members: those named in /etc/group and
 // those whose primary group it is.
 func groupMembers(h Host, group string) []string {
+	gs, _ := user.ParseGroupFilter(h.reader("/etc/group"), func(g user.Group) bool {
+		return host.IsAccount(g.Name) && g.Name == group
+	})
+	if len(gs) == 0 {
+		return nil
+	}
 	var out []string
-	gid := ""
-	b, _, _ := h.read("/etc/group")
-	for _, line := range strings.Split(string(b), "\n") {
-		if p := strings.Split(line, ":"); len(p) == 4 && p[0] == group {
-			gid = p[2]
-			for _, m := range strings.Split(p[3], ",") {
-				if m != "" && !contains(out, m) {
-					out = append(out, m)
-				}
-			}
+	add := func(name string) {
+		if name != "" && !contains(out, name) {
+			out = append(out, name)
 		}
 	}
-	b, _, _ = h.read("/etc/passwd")
-	for _, line := range strings.Split(string(b), "\n") {
-		if p := strings.Split(line, ":"); len(p) >= 4 && gid != "" && p[3] == gid && !contains(out, p[0]) {
-			out = append(out, p[0])
+	for _, g := range gs {
+		for _, m := range g.List {
+			add(m)
 		}
+	}
+	gid := gs[0].Gid
+	us, _ := user.ParsePasswdFilter(h.reader("/etc/passwd"), func(u user.User) bool {
+		return host.IsAccount(u.Name) && u.Gid == gid
+	})
+	for _, u := range us {
+		add(u.Name)
 	}
 	return out
 }

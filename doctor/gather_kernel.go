@@ -4,34 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/agentbox/agentbox/userns"
 )
 
+// gatherUser reads the invoking user's account as `agentbox run` does
+// (host.Tree.Account): the passwd entry, and $HOME when absolute.
 func gatherUser(_ context.Context, h Host, f *Facts) {
 	f.User.EUID = h.Sys.EUID()
-	if b, ok, _ := h.read("/etc/passwd"); ok {
-		f.User.Name, f.User.GID, f.User.Home = passwdEntry(b, f.User.EUID)
-	}
-	if home := h.Sys.Getenv("HOME"); filepath.IsAbs(home) {
-		f.User.Home = filepath.Clean(home)
-	}
-}
-
-// passwdEntry finds uid's name, primary gid and home in a passwd file.
-func passwdEntry(b []byte, uid int) (name string, gid uint32, home string) {
-	for _, line := range strings.Split(string(b), "\n") {
-		p := strings.Split(line, ":")
-		if len(p) < 7 || p[2] != strconv.Itoa(uid) {
-			continue
-		}
-		g, _ := strconv.ParseUint(p[3], 10, 32)
-		return p[0], uint32(g), p[5]
-	}
-	return "", 0, ""
+	a := h.tree().Account(uint32(f.User.EUID), h.Sys.Getenv)
+	f.User.Name, f.User.GID, f.User.Home = a.Name, a.GID, a.Home
 }
 
 func gatherOS(_ context.Context, h Host, f *Facts) {

@@ -1,13 +1,17 @@
 package doctor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentbox/agentbox/host"
 )
 
 // Host is the machine doctor examines: files are read under Root, every
@@ -37,6 +41,9 @@ type System interface {
 	EUID() int
 	// Getenv reads the invoking user's environment.
 	Getenv(name string) string
+	// Writable reports whether the invoking user may create entries in
+	// the absolute host directory dir.
+	Writable(dir string) bool
 }
 
 // FileInfo is what doctor needs of a file: its type and permission bits
@@ -62,6 +69,13 @@ func (h Host) read(p string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
+// reader is read as an io.Reader, empty when the file is missing or
+// unreadable.
+func (h Host) reader(p string) io.Reader {
+	b, _, _ := h.read(p)
+	return bytes.NewReader(b)
+}
+
 // readString is read, trimmed; "" when the file is missing or unreadable.
 func (h Host) readString(p string) (string, bool) {
 	b, ok, err := h.read(p)
@@ -76,6 +90,10 @@ func (h Host) exists(p string) bool {
 	_, err := os.Lstat(h.path(p))
 	return err == nil
 }
+
+// tree is h as host.Tree, which reads the facts doctor shares with
+// `agentbox run` (the account, cgroups and limits, AppArmor, mounts).
+func (h Host) tree() host.Tree { return host.Tree{Dir: h.Root, Writable: h.Sys.Writable} }
 
 // path maps an absolute host path onto Root.
 func (h Host) path(p string) string {

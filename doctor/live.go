@@ -87,6 +87,9 @@ func (liveSystem) EUID() int { return os.Geteuid() }
 
 func (liveSystem) Getenv(name string) string { return os.Getenv(name) }
 
+// Writable asks the kernel: access(2) with W_OK, as `agentbox run` does.
+func (liveSystem) Writable(dir string) bool { return unix.Access(dir, unix.W_OK) == nil }
+
 // errProbeNotRun marks a probe that could not be attempted at all, as
 // opposed to one the kernel refused.
 var errProbeNotRun = errors.New("probe not run")

@@ -6,31 +6,6 @@ import (
 	"github.com/agentbox/agentbox/userns"
 )
 
-func TestCgroupMode(t *testing.T) {
-	for name, tc := range map[string]struct {
-		mountinfo, want string
-	}{
-		"unified": {"33 25 0:29 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n", "v2"},
-		"hybrid": {"28 23 0:24 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755\n" +
-			"29 28 0:25 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n" +
-			"31 28 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", "hybrid"},
-		"legacy":  {"31 28 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", "v1"},
-		"none":    {"24 1 259:2 / / rw - ext4 /dev/vda rw\n", ""},
-		"garbage": {"not a mountinfo line\n\n", ""},
-	} {
-		if got := cgroupMode(parseMountinfo([]byte(tc.mountinfo))); got != tc.want {
-			t.Errorf("%s: %q, want %q", name, got, tc.want)
-		}
-	}
-}
-
-func TestParseMountinfoEscapes(t *testing.T) {
-	ms := parseMountinfo([]byte(`40 24 0:50 /a\040b /mnt/with\040space rw,relatime shared:20 - overlay overlay rw` + "\n"))
-	if len(ms) != 1 || ms[0].Point != "/mnt/with space" || ms[0].Root != "/a b" || ms[0].FSType != "overlay" {
-		t.Fatalf("%+v", ms)
-	}
-}
-
 func TestParseRuntimeVersion(t *testing.T) {
 	for out, want := range map[string]string{
 		"runc version 1.1.5+ds1\ncommit: 1.1.5+ds1-1+deb12u1\nspec: 1.0.2-dev\n": "1.1.5+ds1",
@@ -65,13 +40,6 @@ func TestParseOSRelease(t *testing.T) {
 	want := OSRelease{ID: "debian", VersionID: "12", Codename: "bookworm", Pretty: "Debian GNU/Linux 12 (bookworm)"}
 	if got != want {
 		t.Errorf("%+v, want %+v", got, want)
-	}
-}
-
-func TestPasswdEntry(t *testing.T) {
-	name, gid, home := passwdEntry([]byte("root:x:0:0:root:/root:/bin/bash\nana:x:1000:1001:Ana:/home/ana:/bin/zsh\nbroken\n"), 1000)
-	if name != "ana" || gid != 1001 || home != "/home/ana" {
-		t.Errorf("%q %d %q", name, gid, home)
 	}
 }
 

@@ -25,7 +25,8 @@
 // when the user has one and newuidmap/newgidmap are installed; it reports
 // which mode it used and why.
 //
-// The parsers (ParseSubIDs, ParsePasswd, ParseGroup) read the host files
-// strictly: a malformed line is a *ParseError with its line number, never
-// skipped.
+// The parsers (ParseSubIDs, ParsePasswd, ParseGroup) decode each line with
+// github.com/moby/sys/user and read the host files strictly on top of it: a
+// malformed line, an id the library could only guess at among them, is a
+// *ParseError with its line number, never skipped.
 package userns

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/moby/sys/user"
 )
 
 // SubIDEntry is one line of /etc/subuid or /etc/subgid: Owner may use the
@@ -49,103 +51,140 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 // maxID is the largest valid id: (uid_t)-1 is reserved as "no id".
 const maxID = 1<<32 - 2
 
+// maxLine is the longest line the parsers read: a group's member list may
+// be long, so this is github.com/moby/sys/user's own limit for group files.
+const maxLine = 1 << 20
+
+// The parsers decode each line with github.com/moby/sys/user and then make
+// sure the line says what the library read. The library is lenient by
+// design: it reads an id it cannot convert as 0, ignores missing and extra
+// fields, takes '#' comments in passwd and subuid files for entries, and
+// reports no line numbers. That suits looking a name up (host and doctor use
+// it directly); it does not suit allocation, where a half-understood file
+// must not become a wrong allocation. So the lines are numbered and split
+// here, each line is decoded alone, and every id field must be the plain
+// decimal the library decoded (no sign, no leading zeros, no spaces).
+
 // ParseSubIDs parses the subuid/subgid format "owner:start:count". Blank
 // lines and lines starting with '#' are ignored. Any other malformed line is
 // a *ParseError naming its line: a half-understood file must not become a
 // wrong allocation.
 func ParseSubIDs(r io.Reader) ([]SubIDEntry, error) {
-	var out []SubIDEntry
-	err := eachLine(r, func(n int, fields []string) error {
-		if len(fields) != 3 {
-			return &ParseError{n, fmt.Sprintf("want owner:start:count, got %d fields", len(fields))}
+	return parseLines(r, func(line string, f []string) (SubIDEntry, string) {
+		if len(f) != 3 {
+			return SubIDEntry{}, fmt.Sprintf("want owner:start:count, got %d fields", len(f))
 		}
-		if fields[0] == "" {
-			return &ParseError{n, "empty owner"}
-		}
-		start, err := parseID(fields[1])
+		s, err := decodeOne(user.ParseSubID, line)
 		if err != nil {
-			return &ParseError{n, "start: " + err.Error()}
+			return SubIDEntry{}, err.Error()
 		}
-		count, err := parseID(fields[2])
-		if err != nil || count == 0 {
-			return &ParseError{n, fmt.Sprintf("count %q is not a positive id count", fields[2])}
+		if s.Name == "" {
+			return SubIDEntry{}, "empty owner"
 		}
-		e := SubIDEntry{Owner: fields[0], Start: start, Count: count}
+		start, msg := checkID("start", f[1], s.SubID)
+		if msg != "" {
+			return SubIDEntry{}, msg
+		}
+		count, msg := checkID("count", f[2], s.Count)
+		if msg != "" || count == 0 {
+			return SubIDEntry{}, fmt.Sprintf("count %q is not a positive id count", f[2])
+		}
+		e := SubIDEntry{Owner: s.Name, Start: start, Count: count}
 		if e.End() > maxID+1 {
-			return &ParseError{n, fmt.Sprintf("range %d+%d runs past the largest id %d", start, count, uint32(maxID))}
+			return SubIDEntry{}, fmt.Sprintf("range %d+%d runs past the largest id %d", start, count, uint32(maxID))
 		}
-		out = append(out, e)
-		return nil
+		return e, ""
 	})
-	return out, err
 }
 
 // ParsePasswd parses /etc/passwd ("name:pw:uid:gid:gecos:home:shell").
 // Blank lines, '#' comments and NIS compat lines ('+' or '-') are ignored.
 func ParsePasswd(r io.Reader) ([]PasswdEntry, error) {
-	var out []PasswdEntry
-	err := eachLine(r, func(n int, f []string) error {
+	return parseLines(r, func(line string, f []string) (PasswdEntry, string) {
 		if len(f) < 4 {
-			return &ParseError{n, fmt.Sprintf("want at least name:pw:uid:gid, got %d fields", len(f))}
+			return PasswdEntry{}, fmt.Sprintf("want at least name:pw:uid:gid, got %d fields", len(f))
 		}
-		uid, err := parseID(f[2])
+		u, err := decodeOne(user.ParsePasswd, line)
 		if err != nil {
-			return &ParseError{n, "uid: " + err.Error()}
+			return PasswdEntry{}, err.Error()
 		}
-		gid, err := parseID(f[3])
-		if err != nil {
-			return &ParseError{n, "gid: " + err.Error()}
+		uid, msg := checkID("uid", f[2], int64(u.Uid))
+		if msg != "" {
+			return PasswdEntry{}, msg
 		}
-		out = append(out, PasswdEntry{Name: f[0], UID: uid, GID: gid})
-		return nil
+		gid, msg := checkID("gid", f[3], int64(u.Gid))
+		if msg != "" {
+			return PasswdEntry{}, msg
+		}
+		return PasswdEntry{Name: u.Name, UID: uid, GID: gid}, ""
 	})
-	return out, err
 }
 
 // ParseGroup parses /etc/group ("name:pw:gid:members"), ignoring the same
 // lines as ParsePasswd.
 func ParseGroup(r io.Reader) ([]GroupEntry, error) {
-	var out []GroupEntry
-	err := eachLine(r, func(n int, f []string) error {
+	return parseLines(r, func(line string, f []string) (GroupEntry, string) {
 		if len(f) < 3 {
-			return &ParseError{n, fmt.Sprintf("want at least name:pw:gid, got %d fields", len(f))}
+			return GroupEntry{}, fmt.Sprintf("want at least name:pw:gid, got %d fields", len(f))
 		}
-		gid, err := parseID(f[2])
+		g, err := decodeOne(user.ParseGroup, line)
 		if err != nil {
-			return &ParseError{n, "gid: " + err.Error()}
+			return GroupEntry{}, err.Error()
 		}
-		out = append(out, GroupEntry{Name: f[0], GID: gid})
-		return nil
+		gid, msg := checkID("gid", f[2], int64(g.Gid))
+		if msg != "" {
+			return GroupEntry{}, msg
+		}
+		return GroupEntry{Name: g.Name, GID: gid}, ""
 	})
-	return out, err
 }
 
-// eachLine calls fn with the 1-based number and the ':'-separated fields of
-// every line that is not blank, a '#' comment or an NIS compat line.
-func eachLine(r io.Reader, fn func(n int, fields []string) error) error {
+// parseLines calls entry with every line of r that is not blank, a '#'
+// comment or an NIS compat line, trimmed, and its ':'-separated fields. An
+// entry's message becomes a *ParseError naming the line.
+func parseLines[T any](r io.Reader, entry func(line string, fields []string) (T, string)) ([]T, error) {
+	var out []T
 	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, maxLine)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' || line[0] == '+' || line[0] == '-' {
 			continue
 		}
-		if err := fn(n, strings.Split(line, ":")); err != nil {
-			return err
+		e, msg := entry(line, strings.Split(line, ":"))
+		if msg != "" {
+			return nil, &ParseError{n, msg}
 		}
+		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read: %w", err)
+		return nil, fmt.Errorf("read: %w", err)
 	}
-	return nil
+	return out, nil
 }
 
-// parseID parses a decimal id in 0..maxID.
-func parseID(s string) (uint32, error) {
-	v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 32)
-	if err != nil || v > maxID {
-		return 0, fmt.Errorf("%q is not an id in 0..%d", s, uint32(maxID))
+// decodeOne decodes a single non-blank line with one of the library's
+// parsers, which give exactly one entry for it.
+func decodeOne[T any](parse func(io.Reader) ([]T, error), line string) (T, error) {
+	var zero T
+	es, err := parse(strings.NewReader(line))
+	if err != nil {
+		return zero, err
 	}
-	return uint32(v), nil
+	if len(es) != 1 {
+		return zero, fmt.Errorf("decoded %d entries from one line", len(es))
+	}
+	return es[0], nil
+}
+
+// checkID accepts an id field only when it is the plain decimal the library
+// decoded (which reads what it cannot convert as 0) and lies in 0..maxID;
+// otherwise it returns the message.
+func checkID(what, field string, decoded int64) (uint32, string) {
+	if strconv.FormatInt(decoded, 10) != field || decoded < 0 || decoded > maxID {
+		return 0, fmt.Sprintf("%s: %q is not an id in 0..%d", what, field, uint32(maxID))
+	}
+	return uint32(decoded), ""
 }
 
 // Owned returns the entries that belong to the user called name with uid

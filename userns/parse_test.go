@@ -34,6 +34,13 @@ func TestParseSubIDs(t *testing.T) {
 		{name: "start is -1", in: "ana:4294967295:1\n", errLine: 1},
 		{name: "runs past top", in: "ana:4294967295:65536\n", errLine: 1},
 		{name: "wraps", in: "ana:4294901760:65536\n", errLine: 1},
+		// The library reads what it cannot convert as 0 and keeps going;
+		// each of these would have become a range starting at host id 0.
+		{name: "start with a sign", in: "ana:+1:2\n", errLine: 1},
+		{name: "start with leading zeros", in: "ana:0100000:65536\n", errLine: 1},
+		{name: "space inside a field", in: "ana: 1:2\n", errLine: 1},
+		{name: "empty start", in: "ana::65536\n", errLine: 1},
+		{name: "hex count", in: "ana:1:0x10\n", errLine: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +88,9 @@ func TestParsePasswd(t *testing.T) {
 		{name: "short line", in: "root:x:0:0:root:/root:/bin/bash\nana:x\n", errLine: 2},
 		{name: "bad uid", in: "ana:x:abc:1000::/:\n", errLine: 1},
 		{name: "bad gid", in: "ana:x:1000:-5::/:\n", errLine: 1},
+		{name: "four fields are enough", in: "ana:x:1000:100\n", want: []PasswdEntry{{"ana", 1000, 100}}},
+		{name: "uid past the largest id", in: "ana:x:4294967295:1::/:\n", errLine: 1},
+		{name: "empty uid", in: "ana:x::1::/:\n", errLine: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,6 +115,12 @@ func TestParseGroup(t *testing.T) {
 		{name: "debian", in: "root:x:0:\nsudo:x:27:ana,bob\n", want: []GroupEntry{{"root", 0}, {"sudo", 27}}},
 		{name: "short line", in: "root:x\n", errLine: 1},
 		{name: "bad gid", in: "root:x:0:\nx:x:4294967296:\n", errLine: 2},
+		{name: "gid with leading zero", in: "x:x:010:\n", errLine: 1},
+		{
+			name: "member list longer than a scanner's default line",
+			in:   "big:x:5000:" + strings.Repeat("member,", 20000) + "last\nroot:x:0:\n",
+			want: []GroupEntry{{"big", 5000}, {"root", 0}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

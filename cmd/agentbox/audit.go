@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -108,7 +109,7 @@ func auditOptions(io stdio, f auditFlags) (audit.Options, error) {
 	}
 	o := audit.Options{
 		AllowEnv: f.allowEnv, InternalNetworks: f.internal,
-		HomeDirs: audit.HostHomes("/etc/passwd", io.Getenv("HOME")),
+		HomeDirs: host.Homes("/etc/passwd", io.Getenv("HOME")),
 	}
 	for _, a := range f.accept {
 		code, reason, err := audit.ParseAccept(a)

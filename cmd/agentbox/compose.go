@@ -71,7 +71,7 @@ func composeCheck(ctx context.Context, s stdio, f composeFlags) int {
 	if ws == "" {
 		ws = cwd
 	}
-	o := check.Options{Workspaces: []string{ws}, HomeDirs: audit.HostHomes("/etc/passwd", s.Getenv("HOME")), Accept: p.Accept}
+	o := check.Options{Workspaces: []string{ws}, HomeDirs: host.Homes("/etc/passwd", s.Getenv("HOME")), Accept: p.Accept}
 	start := time.Now().UTC()
 	r, err := check.Files(ctx, f.check, os.Environ(), o)
 	if err != nil {
@@ -104,7 +104,7 @@ func composeWrite(ctx context.Context, s stdio, f composeFlags, cmd []string) in
 		return composeFail(s, err)
 	}
 	start := time.Now().UTC()
-	out, report, err := check.Prepare(ctx, plan, opts, audit.HostHomes("/etc/passwd", s.Getenv("HOME")))
+	out, report, err := check.Prepare(ctx, plan, opts, host.Homes("/etc/passwd", s.Getenv("HOME")))
 	if err != nil {
 		return composeFail(s, err)
 	}
