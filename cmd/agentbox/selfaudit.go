@@ -19,7 +19,7 @@ func (l *launch) auditSpec() error {
 		switch {
 		case m.ReadOnly && m.Kind == policy.KindInstall:
 			opts.ReadOnlyPaths = append(opts.ReadOnlyPaths, m.Source)
-		case m.ReadOnly && m.Kind == policy.KindRuntime:
+		case m.ReadOnly && (m.Kind == policy.KindRuntime || m.Kind == policy.KindCover):
 			opts.RuntimeFiles = append(opts.RuntimeFiles, m.Source)
 		}
 	}
