@@ -109,7 +109,7 @@ func TestWorkspaceFileMayOnlyAddProtectedPaths(t *testing.T) {
 	path := filepath.Join(ws, FileName)
 	for doc, ok := range map[string]bool{
 		"protect: [agentbox.yaml, .agentbox, .git/config, .git/hooks, .git/info, Makefile]\n": true,
-		"protect: [agentbox.yaml, .agentbox, .git/config, .git/info]\n":                      false,
+		"protect: [agentbox.yaml, .agentbox, .git/config, .git/info]\n":                       false,
 		"protect: []\n": false,
 	} {
 		write(t, path, doc, 0o644)
