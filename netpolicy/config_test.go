@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -17,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata")
 // TestParseConfigErrors: every bad config names the file, the line and the
 // field; the golden files hold the exact messages.
 func TestParseConfigErrors(t *testing.T) {
-	for _, name := range []string{"unknown-key", "bad-values", "bad-type", "two-docs", "empty"} {
+	for _, name := range []string{"unknown-key", "bad-values", "bad-type", "typo-and-type", "two-docs", "empty"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "config", name+".yaml")
 			b, err := os.ReadFile(path)
@@ -31,6 +33,46 @@ func TestParseConfigErrors(t *testing.T) {
 			golden(t, filepath.Join("testdata", "config", name+".err"), err.Error()+"\n")
 		})
 	}
+}
+
+// TestConfigMessagesMatchPolicy: the same mistake gets the same words in a
+// gateway config as in the gateway section of a policy file, because both
+// go through the one decoder.
+func TestConfigMessagesMatchPolicy(t *testing.T) {
+	tests := []struct {
+		name, gateway, policy string
+	}{
+		{
+			"typo'd key",
+			"upstreams:\n  local:\n    modles: [a]\n",
+			"gateway:\n  upstreams:\n    local:\n      modles: [a]\n",
+		},
+		{"list given as a string", "allow: github.com:443\n", "network:\n  allow: github.com:443\n"},
+		{"duplicate key", "run_id: x\nallow: []\nallow: []\n", "network:\n  allow: []\n  allow: []\n"},
+		{"second document", "allow: []\n---\n", "network: {}\n---\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, gerr := ParseConfig("gateway.yaml", []byte(tt.gateway))
+			_, _, perr := policy.Parse("agentbox.yaml", []byte(tt.policy))
+			if gerr == nil || perr == nil {
+				t.Fatalf("gateway: %v, policy: %v; want both refused", gerr, perr)
+			}
+			if g, p := afterField(gerr.Error()), afterField(perr.Error()); g != p {
+				t.Errorf("the messages differ:\ngateway: %s\npolicy:  %s", gerr, perr)
+			}
+		})
+	}
+}
+
+// afterField is a message without its "FILE:LINE: FIELD: " head.
+func afterField(msg string) string {
+	for _, sep := range []string{`: unknown key`, `: expected`, `: duplicate key`, `: a second`} {
+		if i := strings.Index(msg, sep); i >= 0 {
+			return msg[i+2:]
+		}
+	}
+	return msg
 }
 
 func TestParseConfigGood(t *testing.T) {
