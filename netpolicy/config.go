@@ -120,8 +120,9 @@ type Duration time.Duration
 // MarshalText writes d as time.Duration.String does.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
-// UnmarshalYAML reads a duration from a YAML scalar and reports a bad one as
-// a type error with its line, so the decoder goes on to report the rest.
+// UnmarshalYAML reads a duration from a YAML scalar. internal/yamlfile has
+// already refused a bad one (with its line, through Duration's Shape), so
+// the error here is a second guard for direct yaml decoding.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if err := d.UnmarshalText([]byte(n.Value)); err != nil || n.Kind != yaml.ScalarNode {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: duration %q: want a number with a unit, like 30s or 5m", n.Line, n.Value)}}
