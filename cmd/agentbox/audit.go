@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/host"
-	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -59,12 +58,13 @@ func runAudit(ctx context.Context, io stdio, args []string) int {
 	}
 	opts, err := auditOptions(io, f)
 	if err != nil {
-		fmt.Fprintf(io.Err, "agentbox audit: %v\n", err)
-		return exitUsage
+		return fail(io, "audit", launcher.WithKind(launcher.KindUsage, err))
 	}
 	cs, err := audit.Load(ctx, targets, loadOptions(io, f))
 	if err != nil {
-		return auditLoadError(io, err)
+		// What audit cannot load is bad input; an engine that does not
+		// answer stays the host's (launcher.KindOf).
+		return fail(io, "audit", launcher.WithKind(launcher.KindUsage, err))
 	}
 	start := time.Now().UTC()
 	r := audit.Audit(cs, opts)
@@ -73,27 +73,12 @@ func runAudit(ctx context.Context, io stdio, args []string) int {
 	return code
 }
 
-// recordAudit appends the audit to the evidence ledger: every finding of
-// every container (subject prefixed with the container's name), accepted
-// ones included. A ledger that cannot be written is a warning, not a
-// different audit result.
+// recordAudit appends the audit to the evidence ledger. A ledger that
+// cannot be written is a warning, not a different audit result.
 func recordAudit(io stdio, start time.Time, targets []string, r audit.Report, code int) {
-	rec := ledger.Record{
-		RunID: ledger.NewRunID(), Kind: ledger.KindAudit, Start: start, End: time.Now().UTC(),
-		Command: append([]string{"agentbox", "audit"}, targets...), ExitCode: code,
-	}
-	for _, c := range r.Containers {
-		for _, f := range ledgerFindings(c.Findings) {
-			f.Subject = c.Name + ": " + f.Subject
-			rec.Findings = append(rec.Findings, f)
-		}
-	}
-	rec.Notes = fmt.Sprintf("%d container(s), %d finding(s) failing", len(r.Containers), len(r.Unaccepted()))
-	d, err := findDirs(io.Getenv)
-	if err == nil {
-		err = d.ledger().Append(rec)
-	}
-	if err != nil {
+	note := fmt.Sprintf("%d container(s), %d finding(s) failing", len(r.Containers), len(r.Unaccepted()))
+	rec := launcher.AuditRecord(append([]string{"agentbox", "audit"}, targets...), start, r, code, note)
+	if err := launcher.AppendRecord(io.Getenv, rec); err != nil {
 		fmt.Fprintf(io.Err, "agentbox audit: warning: ledger: %v\n", err)
 	}
 }
@@ -135,16 +120,6 @@ func loadOptions(io stdio, f auditFlags) audit.LoadOptions {
 	}
 }
 
-// auditLoadError maps a source error to its exit code: an engine that does
-// not answer is the host's (4), everything else is bad input (2).
-func auditLoadError(io stdio, err error) int {
-	fmt.Fprintf(io.Err, "agentbox audit: %v\n", err)
-	if errors.Is(err, audit.ErrEngineUnavailable) {
-		return exitHost
-	}
-	return exitUsage
-}
-
 // finishAudit writes the report, appends the labbook record and returns 1
 // when a finding fails, 0 otherwise.
 func finishAudit(io stdio, f auditFlags, r audit.Report) int {
@@ -166,8 +141,7 @@ func finishAudit(io stdio, f auditFlags, r audit.Report) int {
 		err = audit.AppendRecord(f.labbook, r)
 	}
 	if err != nil {
-		fmt.Fprintf(io.Err, "agentbox audit: %v\n", err)
-		return exitUsage
+		return fail(io, "audit", launcher.WithKind(launcher.KindUsage, err))
 	}
 	if len(r.Unaccepted()) > 0 {
 		return exitFindings

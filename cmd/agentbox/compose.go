@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/compose/check"
 	"github.com/agentbox/agentbox/host"
+	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
@@ -220,16 +220,7 @@ func selfBinary() ([]byte, error) {
 // ledger as an audit record; a ledger that cannot be written is a warning,
 // as for agentbox audit.
 func recordCompose(s stdio, start time.Time, args []string, r audit.Report, out *compose.Output, code int, note string) {
-	rec := ledger.Record{
-		RunID: ledger.NewRunID(), Kind: ledger.KindAudit, Start: start, End: time.Now().UTC(),
-		Command: append([]string{"agentbox", "compose"}, args...), ExitCode: code, Notes: note,
-	}
-	for _, c := range r.Containers {
-		for _, f := range ledgerFindings(c.Findings) {
-			f.Subject = c.Name + ": " + f.Subject
-			rec.Findings = append(rec.Findings, f)
-		}
-	}
+	rec := launcher.AuditRecord(append([]string{"agentbox", "compose"}, args...), start, r, code, note)
 	if out != nil {
 		rec.Agent, rec.PermissionMode = out.Agent, out.Permission.Mode
 		for _, res := range out.Residuals {
@@ -240,29 +231,12 @@ func recordCompose(s stdio, start time.Time, args []string, r audit.Report, out 
 			rec.Digests.Seccomp = "sha256:" + hex.EncodeToString(sum[:])
 		}
 	}
-	d, err := findDirs(s.Getenv)
-	if err == nil {
-		err = d.ledger().Append(rec)
-	}
-	if err != nil {
+	if err := launcher.AppendRecord(s.Getenv, rec); err != nil {
 		fmt.Fprintf(s.Err, "agentbox compose: warning: ledger: %v\n", err)
 	}
 }
 
-// composeFail prints err and maps it to an exit code: bad input and files
-// in the way are 2, anything the host could not do 4.
-func composeFail(s stdio, err error) int {
-	fmt.Fprintf(s.Err, "agentbox compose: %v\n", err)
-	var pin *policy.InputError
-	var cin *compose.InputError
-	var ain *audit.InputError
-	var conflict *compose.ConflictError
-	var untrusted *policy.UntrustedError
-	if errors.As(err, &untrusted) {
-		return exitRefused
-	}
-	if errors.As(err, &pin) || errors.As(err, &cin) || errors.As(err, &ain) || errors.As(err, &conflict) {
-		return exitUsage
-	}
-	return exitHost
-}
+// composeFail prints err and maps it to an exit code (launcher.KindOf):
+// bad input and files in the way are 2, an untrusted workspace policy 3,
+// anything the host could not do 4.
+func composeFail(s stdio, err error) int { return fail(s, "compose", err) }

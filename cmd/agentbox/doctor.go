@@ -2,23 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/agentbox/agentbox/doctor"
 	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/ledger"
 )
 
 func init() {
 	register(command{name: "doctor", summary: "check whether this host can provide the boundary, with the fix for each failure", run: runDoctor})
 }
-
-// doctorSelfTest is doctor's end-to-end proof: a throwaway sandbox running
-// every self-test probe. The selftest command's file sets it from its init;
-// while it is nil, doctor reports the selftest check UNKNOWN and exits 4.
-var doctorSelfTest doctor.SelfTestFunc
 
 func runDoctor(ctx context.Context, s stdio, args []string) int {
 	fs := newFlags(s, "doctor", "[--json]")
@@ -32,7 +29,7 @@ func runDoctor(ctx context.Context, s stdio, args []string) int {
 		return exitUsage
 	}
 	start := time.Now().UTC()
-	rep := doctor.Run(ctx, doctor.Options{SelfTest: doctorSelfTest})
+	rep := doctor.Run(ctx, doctor.Options{SelfTest: selfTestProof(s.Getenv)})
 	rec := rep.Record(ledger.NewRunID(), start, time.Now().UTC(), append([]string{"agentbox", "doctor"}, args...))
 	if *asJSON {
 		if err := doctor.WriteJSON(s.Out, rep); err != nil {
@@ -58,6 +55,29 @@ func recordDoctor(s stdio, rec ledger.Record, quiet bool) {
 	}
 	if !quiet {
 		fmt.Fprintf(s.Out, "recorded as %s (agentbox show %s)\n", rec.RunID, rec.RunID)
+	}
+}
+
+// selfTestProof is doctor's end-to-end proof: the self-test of a sandbox
+// around a fresh, empty workspace, printing nothing.
+func selfTestProof(getenv func(string) string) doctor.SelfTestFunc {
+	return func(ctx context.Context) (doctor.SelfTestResult, error) {
+		ws, err := os.MkdirTemp("", "agentbox-doctor-")
+		if err != nil {
+			return doctor.SelfTestResult{}, err
+		}
+		defer os.RemoveAll(ws)
+		f := policyFlags{workspace: ws}
+		pol, src, err := f.inputs(ws, getenv)
+		if err != nil {
+			return doctor.SelfTestResult{}, err
+		}
+		res, err := launcher.Run(ctx, launcher.Config{ProbesOnly: true, Policy: pol, Sources: src, Getenv: getenv})
+		td := res.Record.Teardown
+		if err == nil && td != nil && !td.Clean() {
+			err = errors.New("teardown left residue: " + td.Cleanup)
+		}
+		return doctor.SelfTestResult{RunID: res.Record.RunID, Probes: res.Record.Probes}, err
 	}
 }
 

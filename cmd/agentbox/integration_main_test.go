@@ -135,6 +135,22 @@ func workspaceOwnedBy(t *testing.T, uid, gid int) string {
 	return dir
 }
 
+// shortTempDir makes a 0755 directory under the system's temporary
+// directory: short, since unix socket paths live below it, and searchable
+// by the sandbox's mapped ids.
+func shortTempDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // observations parses key=value lines printed by a probe script.
 func observations(out string) map[string]string {
 	m := map[string]string{}

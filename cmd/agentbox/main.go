@@ -1,9 +1,11 @@
 // Command agentbox builds a verified sandbox around an AI coding agent.
 //
-// This package only wires the other packages together: it parses flags,
-// calls the pipeline stages in order (policy, plan, render, audit, engine,
-// teardown, ledger) and maps their errors to the exit codes of DESIGN.md §5.
-// Each subcommand lives in its own file and registers itself with register.
+// This package only wires: it maps each subcommand's flags to the inputs
+// of the package that does the work (a launcher.Config for run, selftest
+// and spec; audit, compose, doctor, the ledger and the trust store for the
+// others), prints what comes back, and maps every error to the exit codes
+// of DESIGN.md §5 with one mapper, launcher.ExitCode. Each subcommand
+// lives in its own file and registers itself with register.
 package main
 
 import (
@@ -12,16 +14,17 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/agentbox/agentbox/launcher"
 )
 
-// Exit codes shared by every subcommand (DESIGN.md §5). `run` passes the
-// agent's own exit code through instead.
+// The exit codes of DESIGN.md §5, as launcher defines them.
 const (
-	exitOK       = 0 // success
-	exitFindings = 1 // findings or failed probes
-	exitUsage    = 2 // usage error or bad input
-	exitRefused  = 3 // boundary refused before launch
-	exitHost     = 4 // host cannot provide the boundary
+	exitOK       = launcher.ExitOK
+	exitFindings = launcher.ExitFindings
+	exitUsage    = launcher.ExitUsage
+	exitRefused  = launcher.ExitRefused
+	exitHost     = launcher.ExitHost
 )
 
 // stdio is what a subcommand may touch of the process: its streams and its
@@ -90,3 +93,18 @@ func usage(w io.Writer) {
 		}
 	}
 }
+
+// fail prints err for the user as "agentbox CMD: err" and returns its exit
+// code (launcher.ExitCode, the one mapper of every subcommand).
+func fail(s stdio, cmd string, err error) int {
+	fmt.Fprintf(s.Err, "agentbox %s: %v\n", cmd, err)
+	return launcher.ExitCode(err)
+}
+
+// usagef is a usage error (exit 2) with a formatted message.
+func usagef(format string, a ...any) error {
+	return launcher.WithKind(launcher.KindUsage, fmt.Errorf(format, a...))
+}
+
+// hostErr marks err as the host's (exit 4), whatever it wraps.
+func hostErr(err error) error { return launcher.WithKind(launcher.KindHost, err) }

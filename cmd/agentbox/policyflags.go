@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -46,27 +47,25 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.localTCP, "local-tcp", false, "let the agent bind and connect to any TCP port of the sandbox's own loopback")
 }
 
-// load reads the policy files (the user's own, then --policy or the
-// workspace's trusted agentbox.yaml), merges the flags over them and
-// validates the result. Errors are *policy.InputError with the file and
-// line, or *policy.UntrustedError for a workspace file not trusted as it is.
+// load is the policy the flags and the policy files they name describe,
+// loaded, validated and merged as a run loads it (launcher.LoadPolicy).
 func (f *policyFlags) load(cwd string, getenv func(string) string) (policy.Policy, []policy.Loaded, error) {
+	flags, src, err := f.inputs(cwd, getenv)
+	if err != nil {
+		return policy.Policy{}, nil, err
+	}
+	return launcher.LoadPolicy(flags, src)
+}
+
+// inputs are the policy the flags alone describe and the policy files this
+// invocation may read, for launcher.Config.
+func (f *policyFlags) inputs(cwd string, getenv func(string) string) (policy.Policy, policy.Sources, error) {
 	src, err := f.sources(cwd, getenv)
 	if err != nil {
-		return policy.Policy{}, nil, err
-	}
-	file, loaded, err := policy.Load(src)
-	if err != nil {
-		return policy.Policy{}, nil, err
+		return policy.Policy{}, src, err
 	}
 	flags, err := f.policy()
-	if err != nil {
-		return policy.Policy{}, nil, err
-	}
-	if err := policy.Validate(flags, policy.Source{}); err != nil {
-		return policy.Policy{}, nil, err
-	}
-	return file.Merge(flags), loaded, nil
+	return flags, src, err
 }
 
 // sources names the policy files this invocation may read.

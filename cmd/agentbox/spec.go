@@ -3,43 +3,36 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+
+	"github.com/agentbox/agentbox/launcher"
 )
 
 func init() {
 	register(command{name: "spec", summary: "print the OCI config.json that run would use; runs nothing", run: runSpec})
 }
 
-func runSpec(_ context.Context, s stdio, args []string) int {
-	l := &launch{io: s}
+func runSpec(ctx context.Context, s stdio, args []string) int {
+	var f launchFlags
 	fs := newFlags(s, "spec", "[flags] [-- CMD [ARG...]]")
-	l.flags.register(fs)
+	f.policy.register(fs)
 	_, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
 	}
-	if len(cmd) == 0 {
-		cmd = []string{"sh"}
-	}
-	l.argv = cmd
-	err := runSteps(context.Background(), []namedStep{
-		{"policy", l.loadPolicy},
-		{"host", l.captureHost},
-		{"ids", func() error { return l.allocateIDs(true) }},
-		{"gateway", func() error { l.host.GatewaySocket = l.specGatewaySocket(); return nil }},
-		{"plan", l.resolvePlan},
-		{"agent", l.prepareAgent},
-		{"render", l.render},
-	})
+	cfg, err := f.config(s)
 	if err != nil {
-		return l.failAs("spec", err)
+		return fail(s, "spec", err)
+	}
+	cfg.Argv = cmd
+	sp, err := launcher.Spec(ctx, cfg)
+	if err != nil {
+		return fail(s, "spec", err)
 	}
 	enc := json.NewEncoder(s.Out)
 	enc.SetIndent("", "\t")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l.spec); err != nil {
-		fmt.Fprintln(s.Err, "agentbox spec:", err)
-		return exitHost
+	if err := enc.Encode(sp); err != nil {
+		return fail(s, "spec", hostErr(err))
 	}
 	return exitOK
 }

@@ -1,4 +1,4 @@
-package main
+package launcher
 
 import (
 	"fmt"
@@ -45,9 +45,9 @@ func (l *launch) auditSpec() error {
 		return nil
 	}
 	for _, f := range refused {
-		fmt.Fprintf(l.io.Err, "agentbox: finding %s (%s) %s: %s; fix: %s\n", f.Code, f.Severity, ledger.Printable(f.Subject), ledger.Printable(f.Detail), f.Fix)
+		fmt.Fprintf(l.out, "agentbox: finding %s (%s) %s: %s; fix: %s\n", f.Code, f.Severity, ledger.Printable(f.Subject), ledger.Printable(f.Detail), f.Fix)
 	}
-	return &refusal{fmt.Sprintf("the generated sandbox has %d finding(s) the policy does not accept: %s; accept one with --accept CODE=reason or in %s", len(refused), codes(refused), policy.FileName)}
+	return refusef("the generated sandbox has %d finding(s) the policy does not accept: %s; accept one with --accept CODE=reason or in %s", len(refused), codes(refused), policy.FileName)
 }
 
 // acceptances are what the audit may tolerate: the policy's acceptances,
@@ -72,8 +72,8 @@ func codes(fs []audit.Finding) string {
 	return strings.Join(out, ", ")
 }
 
-// ledgerFindings converts audit findings for the run record.
-func ledgerFindings(fs []audit.Finding) []ledger.Finding {
+// LedgerFindings converts audit findings for a ledger record.
+func LedgerFindings(fs []audit.Finding) []ledger.Finding {
 	out := make([]ledger.Finding, len(fs))
 	for i, f := range fs {
 		out[i] = ledger.Finding{Code: f.Code, Severity: string(f.Severity), Subject: f.Subject, Detail: f.Detail, Fix: f.Fix, Evidence: f.Evidence, Accepted: f.Accepted, Reason: f.AcceptedReason}

@@ -1,4 +1,4 @@
-package main
+package launcher
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/agentbox/agentbox/ledger"
 )
 
-// dirs are where agentbox keeps things: the state directory (the ledger)
+// Dirs are where agentbox keeps things: the state directory (the ledger)
 // and the run root (run directories, id leases, runtime state), which is
 // on a tmpfs where possible so that a reboot clears it with the sandboxes.
 //
@@ -22,21 +22,27 @@ import (
 // effective uid, writable by no one else, in a parent no one else can
 // rename it in. Otherwise agentbox refuses, with the command that fixes
 // it; /tmp/agentbox-UID made by another user is the case this catches.
-type dirs struct {
-	state   string
-	runRoot string
+type Dirs struct {
+	// State holds the ledger; RunRoot the run directories, id leases and
+	// runtime state.
+	State   string
+	RunRoot string
 	euid    int
 }
 
-func findDirs(getenv func(string) string) (dirs, error) {
+// FindDirs finds the directories from the environment (the ledger's
+// AGENTBOX_STATE_DIR rules, and runRoot's) and checks both.
+func FindDirs(getenv func(string) string) (Dirs, error) {
 	euid := os.Geteuid()
 	state, err := ledger.StateDir(getenv, euid)
 	if err != nil {
-		return dirs{}, err
+		return Dirs{}, err
 	}
-	d := dirs{state: state, runRoot: runRoot(getenv, euid), euid: euid}
+	d := Dirs{State: state, RunRoot: runRoot(getenv, euid), euid: euid}
 	return d, d.check()
 }
+
+func (d Dirs) isZero() bool { return d.State == "" && d.RunRoot == "" }
 
 // runRoot is $AGENTBOX_RUN_ROOT, /run/agentbox for root, else
 // $XDG_RUNTIME_DIR/agentbox, else /tmp/agentbox-UID.
@@ -53,16 +59,16 @@ func runRoot(getenv func(string) string, euid int) string {
 	return filepath.Join(os.TempDir(), "agentbox-"+strconv.Itoa(euid))
 }
 
-func (d dirs) leases() string { return filepath.Join(d.runRoot, "userns") }
+func (d Dirs) leases() string { return filepath.Join(d.RunRoot, "userns") }
 
-func (d dirs) runtimeRoot(name string) string { return filepath.Join(d.runRoot, "runtime", name) }
+func (d Dirs) runtimeRoot(name string) string { return filepath.Join(d.RunRoot, "runtime", name) }
 
 // grantLocks holds the per-workspace locks of engine.Grant.
-func (d dirs) grantLocks() string { return filepath.Join(d.runRoot, "grants") }
+func (d Dirs) grantLocks() string { return filepath.Join(d.RunRoot, "grants") }
 
 // ensure creates the state directory and the run root, then checks them.
-func (d dirs) ensure() error {
-	for _, p := range []string{d.state, d.runRoot} {
+func (d Dirs) ensure() error {
+	for _, p := range []string{d.State, d.RunRoot} {
 		if err := os.MkdirAll(p, 0o711); err != nil {
 			return fmt.Errorf("create %s: %w", p, err)
 		}
@@ -72,11 +78,11 @@ func (d dirs) ensure() error {
 
 // check refuses a state directory or run root that someone other than the
 // invoking user controls; one that does not exist yet is fine.
-func (d dirs) check() error {
-	if err := checkPrivateDir(d.runRoot, d.euid, runRootFix(d.runRoot)); err != nil {
+func (d Dirs) check() error {
+	if err := checkPrivateDir(d.RunRoot, d.euid, runRootFix(d.RunRoot)); err != nil {
 		return fmt.Errorf("run root: %w", err)
 	}
-	if err := checkPrivateDir(d.state, d.euid, stateDirFix(d.state)); err != nil {
+	if err := checkPrivateDir(d.State, d.euid, stateDirFix(d.State)); err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
 	return nil
@@ -168,4 +174,5 @@ func parentProblem(parent string, euid int) (string, problem) {
 	return "", 0
 }
 
-func (d dirs) ledger() *ledger.Ledger { return ledger.Open(filepath.Join(d.state, ledger.FileName)) }
+// Ledger is the ledger in the state directory.
+func (d Dirs) Ledger() *ledger.Ledger { return ledger.Open(filepath.Join(d.State, ledger.FileName)) }

@@ -1,4 +1,4 @@
-package main
+package launcher
 
 import (
 	"io"
@@ -10,9 +10,10 @@ import (
 	"github.com/agentbox/agentbox/policy"
 )
 
-// findInit locates agentbox-init: $AGENTBOX_INIT, else beside the agentbox
-// binary, else on PATH. It must be the static build (make build).
-func findInit(getenv func(string) string) (string, error) {
+// FindInit locates agentbox-init: $AGENTBOX_INIT, else beside the
+// running executable, else on PATH. It must be the static build (make
+// build).
+func FindInit(getenv func(string) string) (string, error) {
 	candidates := []string{getenv("AGENTBOX_INIT")}
 	if self, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(self); err == nil {

@@ -1,10 +1,10 @@
-package main
+package launcher
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -25,19 +25,18 @@ import (
 )
 
 // launch carries one sandbox through the pipeline of DESIGN.md §3. Each
-// method is one named step; run.go and spec.go call them in order.
+// method is one named step; the stages (run.go, spec.go, selftest.go) call
+// them in order. Its fields are what the steps hand on, in the order the
+// steps make them.
 type launch struct {
-	io    stdio
-	flags policyFlags
-	argv  []string
-	json  bool
-	// ev is the --evidence channel; rawTerminal (--raw-terminal) turns the
-	// terminal filter off.
-	ev          evidenceChannel
-	rawTerminal bool
+	cfg Config
+	// out is where the launcher's own notes go (Config.Stderr).
+	out io.Writer
+	// ev is the --evidence channel, nil without one.
+	ev *ledger.Evidence
 
 	runID  string
-	dirs   dirs
+	dirs   Dirs
 	policy policy.Policy
 	// sources are the policy files the policy came from.
 	sources []policy.Loaded
@@ -57,87 +56,83 @@ type launch struct {
 	// findings are the self-audit's, accepted ones included.
 	findings []audit.Finding
 	rec      ledger.Record
-
-	// allowUnknown and probeTargets are the self-test flags, parsed into st.
-	allowUnknown, probeTargets []string
-	// probesOnly makes a self-test run: every probe, and no agent.
-	probesOnly bool
-	// weaken, set only by tests in this package, changes the spec written
-	// to the bundle after the self-audit passed, so that a test can prove
-	// each probe reports ALLOW when its layer is missing. No flag, file or
-	// environment variable reaches it.
-	weaken func(*specs.Spec)
 }
 
-// stepError is a failed step with the exit code it maps to.
-type stepError struct {
-	step string
-	code int
-	err  error
-}
-
-func (e *stepError) Error() string { return e.step + ": " + e.err.Error() }
-func (e *stepError) Unwrap() error { return e.err }
-
-// step runs fn and classifies its error: bad input is exit 2, a refused
-// boundary 3, anything the host could not do 4.
-func step(name string, fn func() error) error {
-	start := time.Now()
-	err := fn()
-	trace(name, start)
-	pauseAfter(name)
-	if err == nil {
-		return nil
+// newLaunch checks cfg and opens its evidence channel before anything
+// runs. For a run, JSON without Evidence is a usage error: the evidence
+// used to go to stderr, where the agent can print a forged record before
+// the real one.
+func newLaunch(cfg Config) (*launch, error) {
+	l := &launch{cfg: cfg, out: cfg.stderr()}
+	l.st.allowUnknown, l.st.targets = cfg.AllowUnknown, cfg.Targets
+	if cfg.JSON && cfg.Evidence == "" && !cfg.ProbesOnly {
+		return nil, WithKind(KindUsage, fmt.Errorf("--json needs --evidence FD|FILE: the agent writes to stdout and stderr too, so evidence there could be forged; for example: agentbox run --json --evidence 3 -- CMD 3>evidence.jsonl"))
 	}
-	code := exitHost
-	var in *policy.InputError
-	var ref *refusal
-	var untrusted *policy.UntrustedError
-	switch {
-	case errors.As(err, &in):
-		code = exitUsage
-	case errors.As(err, &ref), errors.As(err, &untrusted):
-		code = exitRefused
+	if cfg.Evidence == "" {
+		return l, nil
 	}
-	return &stepError{step: name, code: code, err: err}
+	ch, err := ledger.OpenEvidence(cfg.Evidence)
+	if err != nil {
+		return nil, WithKind(KindUsage, err)
+	}
+	l.ev = ch
+	return l, nil
 }
 
-// namedStep is one step of a recipe: its name (for errors, traces and
-// pauses) and what it does.
+// namedStep is one step of a recipe: its name (for errors and traces) and
+// what it does.
 type namedStep struct {
 	name string
 	run  func() error
 }
 
+// step runs fn and classifies its error (KindOf): bad input is exit 2, a
+// refused boundary 3, anything the host could not do 4.
+func (l *launch) step(name string, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	l.trace(name, start)
+	pauseAfter(name)
+	if err == nil {
+		return nil
+	}
+	return StepError(name, err)
+}
+
 // runSteps runs steps in order and stops at the first failure, or before
 // the next step once ctx has ended (a signal during setup).
-func runSteps(ctx context.Context, steps []namedStep) error {
+func (l *launch) runSteps(ctx context.Context, steps []namedStep) error {
 	for _, s := range steps {
 		if ctx.Err() != nil {
-			return step(s.name, func() error { return &refusal{"interrupted before the sandbox started"} })
+			return l.step(s.name, func() error { return &refusal{"interrupted before the sandbox started"} })
 		}
-		if err := step(s.name, s.run); err != nil {
+		if err := l.step(s.name, s.run); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// refusal is a boundary the launch will not hand over.
-type refusal struct{ msg string }
-
-func (r *refusal) Error() string { return r.msg }
-
 func (l *launch) loadPolicy() error {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	if l.policy, l.sources, err = l.flags.load(cwd, l.io.Getenv); err != nil {
-		return err
-	}
-	l.st.allowUnknown, l.st.targets, err = parseSelfTestFlags(l.allowUnknown, l.probeTargets)
+	var err error
+	l.policy, l.sources, err = LoadPolicy(l.cfg.Policy, l.cfg.Sources)
 	return err
+}
+
+// LoadPolicy reads the policy files src names (the user's own, then
+// --policy or the workspace's trusted agentbox.yaml), validates the
+// policy the flags describe and merges it over them. Errors are
+// *policy.InputError with the file and line, or *policy.UntrustedError for
+// a workspace file not trusted as it is.
+func LoadPolicy(flags policy.Policy, src policy.Sources) (policy.Policy, []policy.Loaded, error) {
+	file, loaded, err := policy.Load(src)
+	if err != nil {
+		return policy.Policy{}, nil, err
+	}
+	if err := policy.Validate(flags, policy.Source{}); err != nil {
+		return policy.Policy{}, nil, err
+	}
+	return file.Merge(flags), loaded, nil
 }
 
 func (l *launch) captureHost() error {
@@ -146,28 +141,33 @@ func (l *launch) captureHost() error {
 		return err
 	}
 	l.host = h
-	if l.dirs, err = findDirs(l.io.Getenv); err != nil {
-		return err
+	if l.dirs = l.cfg.Dirs; l.dirs.isZero() {
+		if l.dirs, err = FindDirs(l.cfg.getenv); err != nil {
+			return err
+		}
 	}
+	l.dirs.euid = os.Geteuid()
 	if err := l.dirs.ensure(); err != nil {
 		return err
 	}
-	init, err := findInit(l.io.Getenv)
-	if err != nil {
-		return err
+	init := l.cfg.InitPath
+	if init == "" {
+		if init, err = FindInit(l.cfg.getenv); err != nil {
+			return err
+		}
 	}
-	l.host.InitPath, err = sandboxReachable(init, l.dirs.runRoot)
+	l.host.InitPath, err = sandboxReachable(init, l.dirs.RunRoot)
 	return err
 }
 
 func (l *launch) createRunDir() error {
 	l.runID = ledger.NewRunID()
-	d, err := engine.CreateRunDir(l.dirs.runRoot, l.runID)
+	d, err := engine.CreateRunDir(l.dirs.RunRoot, l.runID)
 	if err != nil {
 		return err
 	}
 	l.runDir = d
-	l.meta = engine.Meta{RunID: l.runID, LauncherPid: os.Getpid(), Started: time.Now().UTC(), Command: l.argv}
+	l.meta = engine.Meta{RunID: l.runID, LauncherPid: os.Getpid(), Started: time.Now().UTC(), Command: l.argv()}
 	return l.runDir.WriteMeta(l.meta)
 }
 
@@ -176,13 +176,22 @@ func (l *launch) resolvePlan() error {
 	if l.runDir != nil {
 		bundle = l.runDir.Bundle()
 	}
-	plan, err := policy.Resolve(l.policy, l.argv, l.host, bundle)
+	plan, err := policy.Resolve(l.policy, l.argv(), l.host, bundle)
 	if err != nil {
 		return err
 	}
 	l.plan = plan
 	l.sayResiduals()
 	return nil
+}
+
+// argv is the command the plan is made for: a probes-only run starts no
+// agent, and plans for `true`.
+func (l *launch) argv() []string {
+	if l.cfg.ProbesOnly {
+		return []string{"true"}
+	}
+	return l.cfg.Argv
 }
 
 func (l *launch) render() error {
@@ -231,7 +240,7 @@ func (l *launch) writeBundle() error {
 			return err
 		}
 	}
-	if l.weaken != nil {
+	if l.cfg.Weaken != nil {
 		// A deep copy: a test's change never reaches l.spec, the audited
 		// and recorded one.
 		var cp specs.Spec
@@ -242,7 +251,7 @@ func (l *launch) writeBundle() error {
 		if err != nil {
 			return err
 		}
-		l.weaken(&cp)
+		l.cfg.Weaken(&cp)
 		s = &cp
 	}
 	return l.rt.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
@@ -250,13 +259,13 @@ func (l *launch) writeBundle() error {
 
 // sayResiduals tells the user, before anything runs, which layers this
 // host or this policy makes weaker; the ledger records them too. With
-// --json they are in the run's record instead.
+// JSON they are in the run's record instead.
 func (l *launch) sayResiduals() {
-	if l.json || l.runDir == nil {
+	if l.cfg.JSON || l.runDir == nil {
 		return
 	}
 	for _, r := range l.plan.Residuals {
-		fmt.Fprintf(l.io.Err, "agentbox: residual %s: %s\n", r.Code, r.Reason)
+		fmt.Fprintf(l.out, "agentbox: residual %s: %s\n", r.Code, r.Reason)
 	}
 }
 
@@ -296,7 +305,7 @@ func (l *launch) grantWorkspace() error {
 	rep, err := g.Apply()
 	l.meta.Granted = &rep
 	for _, s := range rep.Skipped {
-		fmt.Fprintf(l.io.Err, "agentbox: workspace grant: skipped %s\n", s)
+		fmt.Fprintf(l.out, "agentbox: workspace grant: skipped %s\n", s)
 	}
 	if err != nil {
 		return err
@@ -308,14 +317,14 @@ func (l *launch) create(ctx context.Context) error {
 	if err := engine.BecomeSubreaper(); err != nil {
 		return err
 	}
-	in, out, errf := stdFiles(l.io)
-	if l.probesOnly {
+	in, out, errf := l.stdFiles()
+	if l.cfg.ProbesOnly {
 		in, out = nil, nil // no agent: only agentbox writes stdout
 	}
 	l.sess = &engine.Session{
 		Runtime: l.rt, ID: l.runID, Bundle: l.runDir.Bundle(),
 		ConsoleSocket: l.runDir.File("console.sock"), Terminal: l.plan.Terminal,
-		In: in, Out: out, Err: errf, RawTerminal: l.rawTerminal,
+		In: in, Out: out, Err: errf, RawTerminal: l.cfg.RawTerminal,
 	}
 	if l.st.initEnd != nil {
 		l.sess.ExtraFiles = []*os.File{l.st.initEnd}
@@ -331,19 +340,13 @@ func (l *launch) create(ctx context.Context) error {
 	return l.runDir.WriteMeta(l.meta)
 }
 
-// stdFiles returns the launcher's own streams, which the session copies to
-// and from the sandbox (it never hands them over).
-func stdFiles(io stdio) (in, out, errf *os.File) {
-	in, out, errf = os.Stdin, os.Stdout, os.Stderr
-	if f, ok := io.In.(*os.File); ok {
-		in = f
-	}
-	if f, ok := io.Out.(*os.File); ok {
-		out = f
-	}
-	if f, ok := io.Err.(*os.File); ok {
-		errf = f
-	}
+// stdFiles returns the user's streams that are files, which the session
+// copies to and from the sandbox (it never hands them over); a stream that
+// is not a file is none (/dev/null to the sandbox).
+func (l *launch) stdFiles() (in, out, errf *os.File) {
+	in, _ = l.cfg.Stdin.(*os.File)
+	out, _ = l.cfg.Stdout.(*os.File)
+	errf, _ = l.cfg.Stderr.(*os.File)
 	return in, out, errf
 }
 
@@ -369,12 +372,10 @@ func pauseAfter(name string) {
 	}
 }
 
-// tracing prints each step's wall time on stderr when AGENTBOX_TRACE=1,
-// which is how the README's account of agentbox's own time was measured.
-var tracing = os.Getenv("AGENTBOX_TRACE") == "1"
-
-func trace(name string, start time.Time) {
-	if tracing {
-		fmt.Fprintf(os.Stderr, "agentbox: trace: %-16s %8.2fms\n", name, float64(time.Since(start).Microseconds())/1000)
+// trace prints a step's wall time on Stderr when AGENTBOX_TRACE=1, which
+// is how the README's account of agentbox's own time was measured.
+func (l *launch) trace(name string, start time.Time) {
+	if l.cfg.getenv("AGENTBOX_TRACE") == "1" {
+		fmt.Fprintf(l.out, "agentbox: trace: %-16s %8.2fms\n", name, float64(time.Since(start).Microseconds())/1000)
 	}
 }

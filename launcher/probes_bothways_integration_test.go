@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package launcher
 
 import (
 	"slices"
@@ -54,8 +54,8 @@ func weakenedSites(t *testing.T) weakenedRuns {
 	var network probeOutcome
 	inNetns(t, n.sandbox, func() { network = netSandbox.run(t) })
 	for site, o := range map[flipSite]probeOutcome{siteKernel: kernel, siteBoundary: boundary, siteNetwork: network} {
-		if o.code != exitFindings {
-			t.Errorf("%s: selftest exit %d, want %d (failed probes)\n%s", site, o.code, exitFindings, o.output)
+		if o.code != ExitFindings {
+			t.Errorf("%s: selftest exit %d, want %d (failed probes)\n%s", site, o.code, ExitFindings, o.output)
 		}
 		w.sites[site] = o.results
 	}

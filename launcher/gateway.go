@@ -1,4 +1,4 @@
-package main
+package launcher
 
 import (
 	"fmt"
@@ -105,7 +105,7 @@ func (l *launch) stopGateway() ledger.Gateway {
 	}
 	s, err := l.gw.Stop()
 	if err != nil {
-		fmt.Fprintf(l.io.Err, "agentbox: warning: stopping the gateway: %v\n", err)
+		fmt.Fprintf(l.out, "agentbox: warning: stopping the gateway: %v\n", err)
 	}
 	l.gw = nil
 	return ledger.Gateway{Allowed: int(s.Allowed), Denied: int(s.Denied), LogDropped: int(s.LogDropped)}
@@ -114,5 +114,5 @@ func (l *launch) stopGateway() ledger.Gateway {
 // specGatewaySocket is where `agentbox spec` shows the gateway socket: a
 // run's run directory, not yet made.
 func (l *launch) specGatewaySocket() string {
-	return filepath.Join(l.dirs.runRoot, "runs", "RUN_ID", "gateway", "gateway.sock")
+	return filepath.Join(l.dirs.RunRoot, "runs", "RUN_ID", "gateway", "gateway.sock")
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package launcher
 
 import (
 	"testing"
@@ -34,8 +34,8 @@ func TestProbesHardenedAsRoot(t *testing.T) {
 					t.Errorf("%s: %s %s, want %s in the hardened sandbox (%s)", probe, r.Decision, r.Observed, want, r.Detail)
 				}
 			}
-			if o.code != exitOK {
-				t.Errorf("selftest exit %d, want %d\n%s", o.code, exitOK, o.output)
+			if o.code != ExitOK {
+				t.Errorf("selftest exit %d, want %d\n%s", o.code, ExitOK, o.output)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package main
+package launcher
 
 import (
 	"os"
@@ -101,7 +101,7 @@ func TestDefaultRunRootMadeByAnotherUser(t *testing.T) {
 		t.Fatalf("run root %s, want the /tmp fallback", root)
 	}
 	mkdirMode(0o777)(t, root)
-	err := dirs{state: filepath.Join(t.TempDir(), "state"), runRoot: root, euid: euid}.check()
+	err := Dirs{State: filepath.Join(t.TempDir(), "state"), RunRoot: root, euid: euid}.check()
 	for _, w := range []string{"owned by uid " + strconv.Itoa(os.Geteuid()), "rm -rf " + root, "XDG_RUNTIME_DIR"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("check: %v; want a refusal saying %q", err, w)
@@ -121,7 +121,7 @@ func TestFindDirsChecksBoth(t *testing.T) {
 		{"run root", bad, good, "run root: " + bad},
 		{"state directory", good, bad, "chmod go-w " + bad},
 	} {
-		_, err := findDirs(func(k string) string {
+		_, err := FindDirs(func(k string) string {
 			switch k {
 			case "AGENTBOX_RUN_ROOT":
 				return tc.run

@@ -1,4 +1,4 @@
-package main
+package launcher
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy"
@@ -34,24 +32,16 @@ type selfTest struct {
 	// allowUnknown are probes whose UNKNOWN the user accepts, with reasons.
 	allowUnknown map[string]string
 	targets      selftest.Targets
-	// weakenInit, set only by tests in this package, changes the init
-	// config after it was built, as launch.weaken changes the bundle's spec,
-	// so that a test can prove a probe reports ALLOW when init's layer is
-	// missing. No flag, file or environment variable reaches it.
-	weakenInit func(*selftest.InitConfig)
 }
 
 // probeTimeout bounds the whole probe suite inside the sandbox.
 const probeTimeout = 60 * time.Second
 
-func registerSelfTestFlags(fs *pflag.FlagSet, l *launch) {
-	fs.StringArrayVar(&l.allowUnknown, "allow-unknown", nil, "accept an UNKNOWN result of a probe: PROBE=reason (repeatable; recorded)")
-	fs.StringArrayVar(&l.probeTargets, "probe-target", nil, "aim network probes at a test host: KIND=IP:PORT, KIND internet, dns, metadata or gateway (repeatable)")
-}
-
-// parseSelfTestFlags reads --allow-unknown PROBE=reason and
-// --probe-target KIND=HOST:PORT.
-func parseSelfTestFlags(allow, targets []string) (map[string]string, selftest.Targets, error) {
+// ParseSelfTestFlags reads --allow-unknown PROBE=reason and
+// --probe-target KIND=HOST:PORT into Config.AllowUnknown and
+// Config.Targets; a malformed one, or an unknown probe, is a
+// *policy.InputError naming the flag.
+func ParseSelfTestFlags(allow, targets []string) (map[string]string, selftest.Targets, error) {
 	au := map[string]string{}
 	for _, a := range allow {
 		name, reason, ok := strings.Cut(a, "=")
@@ -113,7 +103,7 @@ func (l *launch) openInit() error {
 // ids its children become (init runs under ids of its own), every probe
 // with its targets and canaries, the Landlock plan, and to wait for the
 // launcher's decision.
-func (l *launch) configureInit(probesOnly bool) error {
+func (l *launch) configureInit() error {
 	l.st.initEnd.Close()
 	t := l.st.targets
 	t.HostLoopback, t.HostAbstract = l.st.canaries.loopback, l.st.canaries.abstract
@@ -138,14 +128,14 @@ func (l *launch) configureInit(probesOnly bool) error {
 		// that the host's verification sees the sandbox still alive.
 		WaitGo: true,
 	}
-	if probesOnly {
+	if l.cfg.ProbesOnly {
 		cfg.Agent = selftest.Command{}
 	}
 	if id := l.plan.Identity; id.Init.Split {
 		cfg.Agent.User = &selftest.Credential{UID: id.UID, GID: id.GID}
 	}
-	if l.st.weakenInit != nil {
-		l.st.weakenInit(&cfg)
+	if l.cfg.WeakenInit != nil {
+		l.cfg.WeakenInit(&cfg)
 	}
 	return l.st.init.Configure(cfg)
 }
@@ -191,7 +181,7 @@ func (l *launch) checkBoundary(ctx context.Context) error {
 	l.printProbes(failed)
 	if len(failed) > 0 {
 		_ = l.st.init.Abort(fmt.Sprintf("%d probe(s) failed", len(failed)))
-		return &refusal{fmt.Sprintf("the boundary failed %d probe(s): %s; nothing was started", len(failed), strings.Join(probeNames(failed), ", "))}
+		return refusef("the boundary failed %d probe(s): %s; nothing was started", len(failed), strings.Join(probeNames(failed), ", "))
 	}
 	return nil
 }
@@ -268,7 +258,7 @@ var runtimeDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/rando
 // agent's uid where the sandbox has one id).
 func (l *launch) failedProbes() []selftest.Result {
 	var out []selftest.Result
-	for _, r := range append(append([]selftest.Result{}, l.st.results...), l.st.host...) {
+	for _, r := range l.st.all() {
 		if r.Passed() {
 			continue
 		}
@@ -287,7 +277,7 @@ func (l *launch) failedProbes() []selftest.Result {
 // decision but are ALLOW under a residual that names them.
 func (l *launch) residualAllowed() int {
 	n := 0
-	for _, r := range append(append([]selftest.Result{}, l.st.results...), l.st.host...) {
+	for _, r := range l.st.all() {
 		if !r.Passed() && r.Decision == selftest.Allow && l.residualNames(r.Probe) {
 			n++
 		}
@@ -312,17 +302,17 @@ func (l *launch) residualNames(probe string) bool {
 // printProbes prints the failed results in words for the user, unless
 // --json asked for none; the evidence channel has every result.
 func (l *launch) printProbes(failed []selftest.Result) {
-	if l.json {
+	if l.cfg.JSON {
 		return
 	}
 	for _, r := range failed {
-		fmt.Fprintln(l.io.Err, probeLine(r))
-		fmt.Fprintf(l.io.Err, "agentbox: probe %s: expected %s, got %s (%s): %s\n", r.Probe, r.Expect, r.Decision, ledger.Printable(r.Observed), ledger.Printable(r.Detail))
+		fmt.Fprintln(l.out, ProbeLine(r))
+		fmt.Fprintf(l.out, "agentbox: probe %s: expected %s, got %s (%s): %s\n", r.Probe, r.Expect, r.Decision, ledger.Printable(r.Observed), ledger.Printable(r.Detail))
 	}
 }
 
-// probeLine is a result in the contract's JSON shape (DESIGN.md §5).
-func probeLine(r selftest.Result) string {
+// ProbeLine is a result in the contract's JSON shape (DESIGN.md §5).
+func ProbeLine(r selftest.Result) string {
 	data, _ := json.Marshal(ledgerProbes([]selftest.Result{r})[0])
 	return string(data)
 }

@@ -1,4 +1,4 @@
-package main
+package launcher
 
 import (
 	"errors"
@@ -48,7 +48,7 @@ func (l *launch) inspectWorkspace() error {
 		return err
 	}
 	if snap.SocketsCapped {
-		return &refusal{fmt.Sprintf("the workspace %s holds more than %d unix sockets, each of which would need a mount; remove the stale ones (find %s -type s) and run again", ws, workspace.DefaultLimits.MaxSockets, ws)}
+		return refusef("the workspace %s holds more than %d unix sockets, each of which would need a mount; remove the stale ones (find %s -type s) and run again", ws, workspace.DefaultLimits.MaxSockets, ws)
 	}
 	l.ws.launch, l.ws.capped = snap, snap.Capped
 	l.host.WorkspaceSockets, l.host.LandlockABI = snap.Sockets, selftest.LandlockABI()
@@ -59,14 +59,14 @@ func (l *launch) inspectWorkspace() error {
 // sayWorkspace names, before anything runs, the host sockets found in the
 // workspace and where the inspection stopped short.
 func (l *launch) sayWorkspace() {
-	if l.json {
+	if l.cfg.JSON {
 		return
 	}
 	if s := l.hostSockets(); len(s) > 0 {
-		fmt.Fprintf(l.io.Err, "agentbox: unix sockets in the workspace, covered inside (a program listening there is not reachable): %s\n", quoteList(s))
+		fmt.Fprintf(l.out, "agentbox: unix sockets in the workspace, covered inside (a program listening there is not reachable): %s\n", quoteList(s))
 	}
 	for _, c := range l.ws.capped {
-		fmt.Fprintf(l.io.Err, "agentbox: workspace inspection: %s\n", strconv.QuoteToASCII(c))
+		fmt.Fprintf(l.out, "agentbox: workspace inspection: %s\n", strconv.QuoteToASCII(c))
 	}
 }
 
@@ -139,17 +139,17 @@ func (l *launch) inspectLeftovers() {
 	now, err := workspace.Inspect(l.ws.root, l.ws.protect, workspace.DefaultLimits)
 	if err != nil {
 		l.ws.capped = append(l.ws.capped, "teardown: "+err.Error())
-		fmt.Fprintf(l.io.Err, "agentbox: warning: inspecting the workspace after the run: %v\n", err)
+		fmt.Fprintf(l.out, "agentbox: warning: inspecting the workspace after the run: %v\n", err)
 		return
 	}
 	l.ws.capped = append(l.ws.capped, now.Capped...)
 	l.ws.left = workspace.Changes(l.ws.launch, now)
-	if l.json || len(l.ws.left) == 0 {
+	if l.cfg.JSON || len(l.ws.left) == 0 {
 		return
 	}
-	fmt.Fprintf(l.io.Err, "agentbox: the agent left %d file(s) in the workspace that host tools run on their own; review them before you run git, direnv or your editor there:\n", len(l.ws.left))
+	fmt.Fprintf(l.out, "agentbox: the agent left %d file(s) in the workspace that host tools run on their own; review them before you run git, direnv or your editor there:\n", len(l.ws.left))
 	for _, f := range l.ws.left {
-		fmt.Fprintf(l.io.Err, "agentbox:   %s\n", describeLeftover(f))
+		fmt.Fprintf(l.out, "agentbox:   %s\n", describeLeftover(f))
 	}
 }
 

@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package launcher
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/selftest"
 )
 
@@ -65,13 +66,13 @@ func (s *syncBuffer) String() string {
 
 // run builds the sandbox, runs every probe and the host's verification in
 // it, tears it down and returns what it reported. Private state and run
-// roots keep it away from the machine's ledger and from other tests.
+// roots keep it away from the machine's ledger and from other tests, and
+// no policy file of the user's applies.
 func (p probeSandbox) run(t *testing.T) probeOutcome {
 	t.Helper()
 	vars := map[string]string{
 		"AGENTBOX_STATE_DIR": t.TempDir(),
 		"AGENTBOX_RUN_ROOT":  shortTempDir(t, "abp-"),
-		"AGENTBOX_INIT":      probeInitBinary(t),
 	}
 	getenv := func(k string) string {
 		if v, ok := vars[k]; ok {
@@ -79,25 +80,39 @@ func (p probeSandbox) run(t *testing.T) probeOutcome {
 		}
 		return os.Getenv(k)
 	}
+	ws := shortTempDir(t, "abw-")
+	pol := policy.Policy{Workspace: ws, Rootfs: p.rootfs, Binds: policy.Binds{ReadOnly: p.ro}}
+	if len(p.env) > 0 {
+		pol.Env.Allow = p.env
+	}
+	for _, a := range p.accept {
+		code, reason, _ := strings.Cut(a, "=")
+		pol.Accept = append(pol.Accept, policy.Acceptance{Code: code, Reason: reason})
+	}
+	_, targets, err := ParseSelfTestFlags(nil, p.targets)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out syncBuffer
-	l := &launch{io: stdio{In: strings.NewReader(""), Out: &out, Err: &out, Getenv: getenv}, probesOnly: true}
-	l.flags = policyFlags{workspace: shortTempDir(t, "abw-"), rootfs: p.rootfs, ro: p.ro, env: p.env, accept: p.accept}
-	l.probeTargets = p.targets
-	l.weaken, l.st.weakenInit = p.weaken, p.weakenInit
-	code, err := l.selfTest(t.Context())
+	cfg := Config{
+		ProbesOnly: true, Policy: pol, Sources: policy.Sources{Workspace: ws, EUID: uint32(os.Geteuid())},
+		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Getenv: getenv,
+		InitPath: probeInitBinary(t), Targets: targets, Weaken: p.weaken, WeakenInit: p.weakenInit,
+	}
+	res, err := Run(t.Context(), cfg)
 	if err != nil {
 		t.Fatalf("selftest: %v\nlauncher output:\n%s", err, out.String())
 	}
-	o := probeOutcome{results: map[string]selftest.Result{}, code: code, output: out.String()}
-	for _, r := range append(append([]selftest.Result{}, l.st.results...), l.st.host...) {
+	o := probeOutcome{results: map[string]selftest.Result{}, code: res.ExitCode, output: out.String()}
+	for _, r := range res.Probes {
 		o.results[r.Probe] = r
 	}
-	if l.plan != nil {
-		o.image = l.plan.Rootfs.Image
+	if res.Plan != nil {
+		o.image = res.Plan.Rootfs.Image
 	}
-	o.clean = l.rec.Teardown != nil && l.rec.Teardown.Clean()
+	o.clean = res.Record.Teardown != nil && res.Record.Teardown.Clean()
 	if !o.clean {
-		t.Errorf("teardown of run %s was not clean: %+v", l.runID, l.rec.Teardown)
+		t.Errorf("teardown of run %s was not clean: %+v", res.Record.RunID, res.Record.Teardown)
 	}
 	return o
 }
@@ -118,15 +133,14 @@ func shortTempDir(t *testing.T, prefix string) string {
 	return dir
 }
 
-// probeInitBinary is the agentbox-init that TestMain built beside the
-// agentbox binary (or that the caller put beside $AGENTBOX_BIN).
+// probeInitBinary is the agentbox-init that TestMain built (or that
+// $AGENTBOX_INIT names).
 func probeInitBinary(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(filepath.Dir(agentboxBin), "agentbox-init")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("agentbox-init beside %s: %v (build both with 'make build')", agentboxBin, err)
+	if _, err := os.Stat(initBin); err != nil {
+		t.Fatalf("agentbox-init %s: %v (build it with 'make build')", initBin, err)
 	}
-	return p
+	return initBin
 }
 
 // busyboxRoot builds an image root from the host's static busybox: its

@@ -1,0 +1,146 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/userns"
+)
+
+// CollectGarbage cleans every stale run under the run root: run directories
+// whose launcher is gone, then id leases whose run directory is gone. Each
+// cleaned run gets a gc record in the ledger, and is among the records
+// returned.
+func CollectGarbage(ctx context.Context, d Dirs) ([]ledger.Record, error) {
+	stale, err := engine.FindStale(d.RunRoot)
+	if err != nil {
+		return nil, err
+	}
+	var recs []ledger.Record
+	for _, rd := range stale {
+		recs = append(recs, cleanStale(ctx, d, rd))
+	}
+	return recs, releaseOrphanLeases(d)
+}
+
+func cleanStale(ctx context.Context, d Dirs, rd *engine.RunDir) ledger.Record {
+	start := time.Now().UTC()
+	meta, err := rd.ReadMeta()
+	t := cleanRun(ctx, d, rd, meta)
+	found := fmt.Sprintf("launcher (pid %d) gone; found %s", meta.LauncherPid, describe(t))
+	if err != nil {
+		found += "; " + err.Error()
+	}
+	rec := ledger.Record{RunID: rd.ID, Kind: ledger.KindGC, Start: start, End: time.Now().UTC(), Command: meta.Command, Teardown: &t, Notes: found}
+	_ = d.Ledger().Append(rec)
+	return rec
+}
+
+func describe(t ledger.Teardown) string {
+	s := fmt.Sprintf("cleanup %q, %d surviving pid(s), %d mount(s), %d socket(s), runtime state %v",
+		t.Cleanup, len(t.SurvivingPIDs), len(t.RemainingMounts), len(t.OpenSockets), t.RuntimeStateLeft)
+	if g := t.WorkspaceGrant; g != nil && g.Revoke != "" {
+		s += "; workspace grant: " + g.Revoke
+	}
+	return s
+}
+
+// cleanRun takes down whatever the run in rd set up, as meta records it, and
+// verifies the result.
+func cleanRun(ctx context.Context, d Dirs, rd *engine.RunDir, meta engine.Meta) ledger.Teardown {
+	target := engine.Target{ID: rd.ID, Runtime: meta.Runtime, RunDir: rd.Path, PidNS: meta.PidNS, InitPid: meta.InitPid, Cgroup: meta.Cgroup}
+	var cleanups []func() error
+	var revoked *engine.GrantReport
+	if g := meta.Grant; g != nil {
+		if g.LockDir == "" {
+			g.LockDir = d.grantLocks() // a meta.json from before the lock
+		}
+		cleanups = append(cleanups, func() error {
+			rep, err := g.Revoke()
+			revoked = &rep
+			return err
+		})
+	}
+	if len(meta.Canaries) > 0 {
+		cleanups = append(cleanups, func() error { return (&canaries{files: meta.Canaries}).remove() })
+	}
+	if meta.Lease != "" {
+		cleanups = append(cleanups, func() error { return releaseLease(d, meta.Lease) })
+	}
+	rec := engine.Teardown(ctx, target, cleanups...)
+	if rec.Clean() {
+		rd.Unlock()
+	}
+	out := toLedgerTeardown(rec)
+	out.WorkspaceGrant = grantRecord(meta.Grant, meta.Granted, revoked)
+	return out
+}
+
+// grantRecord is the record of a workspace grant: how it was made, what
+// the grant and the revoke did, and every set-id bit taken off.
+func grantRecord(g *engine.Grant, granted, revoked *engine.GrantReport) *ledger.WorkspaceGrant {
+	if g == nil {
+		return nil
+	}
+	out := &ledger.WorkspaceGrant{Method: g.Method, Reason: g.MethodReason}
+	if out.Method == "" {
+		out.Method = engine.GrantACL
+	}
+	if granted != nil {
+		out.Grant = granted.Summary()
+		for _, s := range granted.Skipped {
+			out.Skipped = append(out.Skipped, "grant: "+s)
+		}
+	}
+	if revoked != nil {
+		out.Revoke = revoked.Summary()
+		out.SetIDCleared = revoked.SetIDCleared
+		for _, s := range revoked.Skipped {
+			out.Skipped = append(out.Skipped, "revoke: "+s)
+		}
+	}
+	return out
+}
+
+func toLedgerTeardown(t engine.TeardownRecord) ledger.Teardown {
+	out := ledger.Teardown{SurvivingPIDs: t.SurvivingPids, RemainingMounts: t.RemainingMounts, OpenSockets: t.OpenSockets, Cleanup: t.Decision}
+	if t.RuntimeState != "gone" {
+		out.RuntimeStateLeft = append(out.RuntimeStateLeft, t.RuntimeState)
+	}
+	out.RuntimeStateLeft = append(out.RuntimeStateLeft, t.CgroupLeft...)
+	if len(t.Errors) > 0 {
+		out.Cleanup += ": " + fmt.Sprint(t.Errors)
+	}
+	return out
+}
+
+func releaseLease(d Dirs, runID string) error {
+	a := &userns.Allocator{Dir: d.leases()}
+	if err := a.Release(runID); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("release id lease: %w", err)
+	}
+	return nil
+}
+
+// releaseOrphanLeases frees leases whose run directory is gone: a launcher
+// always creates its run directory before it leases ids.
+func releaseOrphanLeases(d Dirs) error {
+	a := &userns.Allocator{Dir: d.leases()}
+	leases, err := a.Leases()
+	if err != nil || len(leases) == 0 {
+		return nil // no lease directory yet
+	}
+	var errs []error
+	for _, l := range leases {
+		if _, err := os.Stat(filepath.Join(d.RunRoot, "runs", l.RunID)); errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, a.Release(l.RunID))
+		}
+	}
+	return errors.Join(errs...)
+}
