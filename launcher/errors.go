@@ -101,14 +101,15 @@ func WithKind(k Kind, err error) error { return &Error{Kind: k, Err: err} }
 
 // KindOf is the one mapper from an error to its kind, for every
 // subcommand: a container engine that does not answer is the host's; then
-// an *Error's own kind; a refusal or an untrusted workspace policy is a
-// refused boundary; bad input of any package (policy, audit, compose, the
+// an *Error's own kind; a refusal, an untrusted workspace policy or one
+// changed since it was reviewed is a refused boundary; bad input of any package (policy, audit, compose, the
 // evidence channel) is a usage error; anything else is the host's.
 func KindOf(err error) Kind {
 	var (
 		e         *Error
 		ref       *refusal
 		untrusted *policy.UntrustedError
+		changed   *policy.ChangedError
 		pin       *policy.InputError
 		ain       *audit.InputError
 		cin       *compose.InputError
@@ -122,7 +123,7 @@ func KindOf(err error) Kind {
 		return e.Kind
 	case errors.As(err, &pin), errors.As(err, &ain), errors.As(err, &cin), errors.As(err, &conflict), errors.As(err, &evidence):
 		return KindUsage
-	case errors.As(err, &ref), errors.As(err, &untrusted):
+	case errors.As(err, &ref), errors.As(err, &untrusted), errors.As(err, &changed):
 		return KindRefused
 	}
 	return KindHost

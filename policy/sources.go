@@ -52,6 +52,32 @@ type Sources struct {
 	EUID uint32
 }
 
+// SourcesFor names the policy files one invocation may read: the user's
+// own (ConfigDir), the workspace's (workspace, "" for cwd) and the
+// explicit file ("" for none, else --policy), relative paths taken from
+// cwd, for a launcher of effective uid euid.
+func SourcesFor(cwd, workspace, explicit string, euid uint32, getenv func(string) string) (Sources, error) {
+	cfg, err := ConfigDir(getenv)
+	if err != nil {
+		return Sources{}, err
+	}
+	if workspace == "" {
+		workspace = cwd
+	}
+	s := Sources{ConfigDir: cfg, Workspace: absFrom(cwd, workspace), EUID: euid}
+	if explicit != "" {
+		s.Explicit = absFrom(cwd, explicit)
+	}
+	return s, nil
+}
+
+func absFrom(cwd, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(cwd, p)
+}
+
 // SourceKind says why a policy file was believed.
 type SourceKind string
 

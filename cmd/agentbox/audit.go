@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/host"
@@ -50,7 +47,8 @@ func runAudit(ctx context.Context, io stdio, args []string) int {
 		return code
 	}
 	if f.codes {
-		return printCodes(io)
+		_ = audit.WriteCatalog(io.Out)
+		return exitOK
 	}
 	if len(targets) == 0 || len(cmd) > 0 {
 		fs.Usage()
@@ -160,24 +158,5 @@ func useColor(io stdio, mode string) bool {
 	if io.Getenv("NO_COLOR") != "" || io.Getenv("TERM") == "dumb" {
 		return false
 	}
-	out, ok := io.Out.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(out.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-func printCodes(io stdio) int {
-	for _, r := range audit.Catalog() {
-		proof := "self-test probe " + r.Probe
-		if r.Probe == "" {
-			proof = "re-run agentbox audit"
-		}
-		fmt.Fprintf(io.Out, "%-30s %-8s %s\n", r.Code, r.Severity, r.Title)
-		fmt.Fprintf(io.Out, "%-30s %-8s fix: %s; proof: %s\n", "", "", r.Fix, proof)
-	}
-	fmt.Fprintln(io.Out, strings.Repeat("-", 3))
-	fmt.Fprintln(io.Out, "Findings fail unless informational or accepted with --accept CODE=reason.")
-	return exitOK
+	return isTerminal(io.Out)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -29,7 +28,7 @@ func runDoctor(ctx context.Context, s stdio, args []string) int {
 		return exitUsage
 	}
 	start := time.Now().UTC()
-	rep := doctor.Run(ctx, doctor.Options{SelfTest: selfTestProof(s.Getenv)})
+	rep := doctor.Run(ctx, doctor.Options{SelfTest: launcher.DoctorSelfTest(s.Getenv)})
 	rec := rep.Record(ledger.NewRunID(), start, time.Now().UTC(), append([]string{"agentbox", "doctor"}, args...))
 	if *asJSON {
 		if err := doctor.WriteJSON(s.Out, rep); err != nil {
@@ -55,29 +54,6 @@ func recordDoctor(s stdio, rec ledger.Record, quiet bool) {
 	}
 	if !quiet {
 		fmt.Fprintf(s.Out, "recorded as %s (agentbox show %s)\n", rec.RunID, rec.RunID)
-	}
-}
-
-// selfTestProof is doctor's end-to-end proof: the self-test of a sandbox
-// around a fresh, empty workspace, printing nothing.
-func selfTestProof(getenv func(string) string) doctor.SelfTestFunc {
-	return func(ctx context.Context) (doctor.SelfTestResult, error) {
-		ws, err := os.MkdirTemp("", "agentbox-doctor-")
-		if err != nil {
-			return doctor.SelfTestResult{}, err
-		}
-		defer os.RemoveAll(ws)
-		f := policyFlags{workspace: ws}
-		pol, src, err := f.inputs(ws, getenv)
-		if err != nil {
-			return doctor.SelfTestResult{}, err
-		}
-		res, err := launcher.Run(ctx, launcher.Config{ProbesOnly: true, Policy: pol, Sources: src, Getenv: getenv})
-		td := res.Record.Teardown
-		if err == nil && td != nil && !td.Clean() {
-			err = errors.New("teardown left residue: " + td.Cleanup)
-		}
-		return doctor.SelfTestResult{RunID: res.Record.RunID, Probes: res.Record.Probes}, err
 	}
 }
 

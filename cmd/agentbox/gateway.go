@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
+	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/netpolicy"
 )
 
@@ -32,78 +32,29 @@ func runGateway(ctx context.Context, io stdio, args []string) int {
 	}
 	cfg, err := netpolicy.LoadConfig(*path)
 	if err != nil {
-		fmt.Fprintf(io.Err, "agentbox gateway: %v\n", err)
-		return exitUsage
+		return fail(io, "gateway", launcher.WithKind(launcher.KindUsage, err))
 	}
 	if cfg.Listen == "" {
-		fmt.Fprintf(io.Err, "agentbox gateway: %s: no listen address; set listen: unix:/path or tcp:HOST:PORT\n", *path)
-		return exitUsage
+		return fail(io, "gateway", usagef("%s: no listen address; set listen: unix:/path or tcp:HOST:PORT", *path))
 	}
 	if err := cfg.LoadToken(io.Getenv); err != nil {
-		fmt.Fprintf(io.Err, "agentbox gateway: %s: %v\n", *path, err)
-		return exitUsage
+		return fail(io, "gateway", usagef("%s: %w", *path, err))
 	}
 	g, err := netpolicy.New(*cfg, netpolicy.WithGetenv(io.Getenv))
 	if err != nil {
-		fmt.Fprintf(io.Err, "agentbox gateway: %v\n", err)
-		return exitUsage
+		return fail(io, "gateway", launcher.WithKind(launcher.KindUsage, err))
 	}
-	printRoutes(io, g, cfg)
+	g.WriteRoutes(io.Err, "agentbox gateway: ", cfg.Allow)
 	if *check {
-		return closeGateway(io, g, exitOK)
+		if err := g.Close(); err != nil && !errors.Is(err, context.Canceled) {
+			return fail(io, "gateway", hostErr(fmt.Errorf("decision log: %w", err)))
+		}
+		return exitOK
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serveGateway(ctx, io, g, cfg.Listen)
-}
-
-func serveGateway(ctx context.Context, io stdio, g *netpolicy.Gateway, listen string) int {
-	l, err := netpolicy.Listen(listen)
-	if err != nil {
-		fmt.Fprintf(io.Err, "agentbox gateway: %v\n", err)
-		return closeGateway(io, g, exitHost)
+	if err := g.ServeUntil(ctx, cfg.Listen, io.Err, "agentbox gateway: "); err != nil {
+		return fail(io, "gateway", hostErr(err))
 	}
-	fmt.Fprintf(io.Err, "agentbox gateway: listening on %s\n", listen)
-	served := make(chan error, 1)
-	go func() { served <- g.Serve(l) }()
-	code := exitOK
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		if err != nil {
-			fmt.Fprintf(io.Err, "agentbox gateway: %v\n", err)
-			code = exitHost
-		}
-	}
-	code = closeGateway(io, g, code)
-	s := g.Stats()
-	fmt.Fprintf(io.Err, "agentbox gateway: stopped: %d allowed, %d denied\n", s.Allowed, s.Denied)
-	return code
-}
-
-func closeGateway(io stdio, g *netpolicy.Gateway, code int) int {
-	if err := g.Close(); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(io.Err, "agentbox gateway: decision log: %v\n", err)
-		return max(code, exitHost)
-	}
-	return code
-}
-
-// printRoutes tells the operator what the gateway will do, without secrets.
-func printRoutes(io stdio, g *netpolicy.Gateway, cfg *netpolicy.Config) {
-	for _, r := range g.Routes() {
-		key := "no key"
-		switch {
-		case r.HasKey:
-			key = "key from " + r.KeySource
-		case r.KeySource != "":
-			key = "no key (" + strings.TrimPrefix(r.KeySource, "env:") + " is unset)"
-		}
-		fmt.Fprintf(io.Err, "agentbox gateway: route /%s/ -> %s (%s)\n", r.Name, r.URL, key)
-	}
-	if len(cfg.Allow) == 0 {
-		fmt.Fprintln(io.Err, "agentbox gateway: proxy: network.allow is empty, every destination is refused")
-	} else {
-		fmt.Fprintf(io.Err, "agentbox gateway: proxy: allows %s\n", strings.Join(cfg.Allow, ", "))
-	}
+	return exitOK
 }

@@ -2,12 +2,10 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"github.com/agentbox/agentbox/audit"
-	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -47,49 +45,15 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.localTCP, "local-tcp", false, "let the agent bind and connect to any TCP port of the sandbox's own loopback")
 }
 
-// load is the policy the flags and the policy files they name describe,
-// loaded, validated and merged as a run loads it (launcher.LoadPolicy).
-func (f *policyFlags) load(cwd string, getenv func(string) string) (policy.Policy, []policy.Loaded, error) {
-	flags, src, err := f.inputs(cwd, getenv)
-	if err != nil {
-		return policy.Policy{}, nil, err
-	}
-	return launcher.LoadPolicy(flags, src)
-}
-
 // inputs are the policy the flags alone describe and the policy files this
 // invocation may read, for launcher.Config.
 func (f *policyFlags) inputs(cwd string, getenv func(string) string) (policy.Policy, policy.Sources, error) {
-	src, err := f.sources(cwd, getenv)
+	src, err := policy.SourcesFor(cwd, f.workspace, f.file, uint32(os.Geteuid()), getenv)
 	if err != nil {
 		return policy.Policy{}, src, err
 	}
 	flags, err := f.policy()
 	return flags, src, err
-}
-
-// sources names the policy files this invocation may read.
-func (f *policyFlags) sources(cwd string, getenv func(string) string) (policy.Sources, error) {
-	cfg, err := policy.ConfigDir(getenv)
-	if err != nil {
-		return policy.Sources{}, err
-	}
-	ws := f.workspace
-	if ws == "" {
-		ws = cwd
-	}
-	s := policy.Sources{ConfigDir: cfg, Workspace: absFrom(cwd, ws), EUID: uint32(os.Geteuid())}
-	if f.file != "" {
-		s.Explicit = absFrom(cwd, f.file)
-	}
-	return s, nil
-}
-
-func absFrom(cwd, p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(cwd, p)
 }
 
 // policy is the policy the flags alone describe.

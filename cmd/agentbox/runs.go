@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/ledger"
 )
 
@@ -33,8 +34,7 @@ func runRuns(_ context.Context, io stdio, args []string) int {
 	recs, warns, err := l.List()
 	printLedgerWarnings(io, warns)
 	if err != nil {
-		fmt.Fprintf(io.Err, "agentbox runs: %v\n", err)
-		return exitUsage
+		return fail(io, "runs", launcher.WithKind(launcher.KindUsage, err))
 	}
 	recs = ledger.Latest(recs, *limit)
 	if *asJSON {
@@ -45,8 +45,7 @@ func runRuns(_ context.Context, io stdio, args []string) int {
 		return exitOK
 	}
 	if err := ledger.WriteTable(io.Out, recs); err != nil {
-		fmt.Fprintf(io.Err, "agentbox runs: %v\n", err)
-		return exitUsage
+		return fail(io, "runs", launcher.WithKind(launcher.KindUsage, err))
 	}
 	return exitOK
 }

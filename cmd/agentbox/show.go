@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/ledger"
 )
 
@@ -34,14 +35,12 @@ func runShow(_ context.Context, io stdio, args []string) int {
 		fmt.Fprintf(io.Err, "agentbox show: no run %q in %s; list the recorded runs with 'agentbox runs'\n", pos[0], l.Path)
 		return exitUsage
 	case err != nil:
-		fmt.Fprintf(io.Err, "agentbox show: %v\n", err)
-		return exitUsage
+		return fail(io, "show", launcher.WithKind(launcher.KindUsage, err))
 	case *asJSON:
 		return writeJSON(io, "show", r)
 	}
 	if err := ledger.WriteRecord(io.Out, r); err != nil {
-		fmt.Fprintf(io.Err, "agentbox show: %v\n", err)
-		return exitUsage
+		return fail(io, "show", launcher.WithKind(launcher.KindUsage, err))
 	}
 	return exitOK
 }
