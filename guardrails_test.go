@@ -78,7 +78,14 @@ var forbidden = map[string][]string{
 	"compose": {module + "audit", module + "engine", "os/exec"},
 	// The workspace is only ever read: never a git, never a plan.
 	"workspace": {module + "policy", module + "spec", module + "engine", module + "audit", module + "selftest", "os/exec"},
+	// The launcher drives the pipeline; the CLI above it is not its to know.
+	"launcher": {module + "cmd/agentbox"},
 }
+
+// launcherImporters are the only packages that may import the launcher,
+// which may import every package below it (DESIGN.md §4): the CLI, and the
+// launcher's own test-only command.
+var launcherImporters = []string{"cmd/agentbox", "launcher/internal/launchertest"}
 
 func TestPipelineImportDirection(t *testing.T) {
 	pkgs := packages(t)
@@ -98,6 +105,74 @@ func TestPipelineImportDirection(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Nothing but the CLI imports the launcher: the pipeline sits above every
+// stage it drives.
+func TestOnlyTheCLIImportsTheLauncher(t *testing.T) {
+	for dir, files := range packages(t) {
+		if contains(launcherImporters, filepath.ToSlash(dir)) {
+			continue
+		}
+		for _, f := range files {
+			for _, imp := range f.Imports {
+				if strings.Trim(imp.Path.Value, `"`) == module+"launcher" {
+					t.Errorf("%s imports the launcher; only %v may", dir, launcherImporters)
+				}
+			}
+		}
+	}
+}
+
+// The shipped binary has no test hook: cmd/agentbox never sets the
+// launcher's test-only Config fields, does not link the test-only
+// launcher, and no shipped source stops its own process or reads a test
+// variable other than the skip rules' AGENTBOX_TEST_STRICT.
+func TestShippedBinaryHasNoTestHooks(t *testing.T) {
+	hooks := []string{"AfterStep", "Weaken", "WeakenInit"}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if dir == "launcher/internal/launchertest" || strings.HasPrefix(dir, ".") && dir != "." || strings.HasPrefix(dir, "bin") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, bad := range []string{"SIGSTOP", "AGENTBOX_TEST_PAUSE"} {
+			if strings.Contains(string(data), bad) {
+				t.Errorf("%s mentions %s: the shipped code stops for no test", path, bad)
+			}
+		}
+		if dir != "cmd/agentbox" {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, data, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && contains(hooks, id.Name) {
+				t.Errorf("%s uses the launcher's test-only %s", fset.Position(id.Pos()), id.Name)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "list", "-deps", "./cmd/agentbox").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/agentbox: %v", err)
+	}
+	if strings.Contains(string(out), module+"launcher/internal/launchertest") {
+		t.Error("the agentbox binary links the test-only launcher")
 	}
 }
 

@@ -28,8 +28,10 @@ type ComposeConfig struct {
 	Sources policy.Sources
 	Cwd     string
 	// Getenv reads the environment (HOME, the state directory's
-	// variables); nil reads nothing.
-	Getenv func(string) string
+	// variables); nil reads nothing. Environ is the environment compose
+	// files are interpolated with (--check).
+	Getenv  func(string) string
+	Environ []string
 	// Args are the invocation's arguments, for the ledger.
 	Args []string
 
@@ -101,7 +103,7 @@ func ComposeCheck(ctx context.Context, cfg ComposeConfig) (ComposeResult, error)
 	}
 	o := check.Options{Workspaces: []string{ws}, HomeDirs: cfg.homes(), Accept: p.Accept}
 	start := time.Now().UTC()
-	r, err := check.Files(ctx, cfg.Check, os.Environ(), o)
+	r, err := check.Files(ctx, cfg.Check, cfg.Environ, o)
 	if err != nil {
 		return ComposeResult{Report: r}, err
 	}

@@ -73,6 +73,12 @@ type Config struct {
 	// gets, as Weaken changes the bundle's spec. The agentbox command
 	// never sets it.
 	WeakenInit func(*selftest.InitConfig)
+	// AfterStep is for tests only: it is called after each named step of
+	// the pipeline ("create", "self-test", "hand over", …), whether the
+	// step failed or not, so that a failure-injection test can stop the
+	// launcher at an exact point and kill it (see
+	// launcher/internal/launchertest). The agentbox command never sets it.
+	AfterStep func(step string)
 }
 
 // Result is what a launch produced, whether or not it ended in an error.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -92,7 +91,9 @@ func (l *launch) step(name string, fn func() error) error {
 	start := time.Now()
 	err := fn()
 	l.trace(name, start)
-	pauseAfter(name)
+	if l.cfg.AfterStep != nil {
+		l.cfg.AfterStep(name)
+	}
 	if err == nil {
 		return nil
 	}
@@ -360,16 +361,6 @@ func (l *launch) teardown() *ledger.Teardown {
 	defer cancel()
 	rec := cleanRun(ctx, l.dirs, l.runDir, l.meta)
 	return &rec
-}
-
-// pauseAfter stops the launcher (SIGSTOP) after the step named by
-// AGENTBOX_TEST_PAUSE_AFTER, so that failure-injection tests can SIGKILL it
-// at an exact point of the pipeline and check what gc finds. It only ever
-// stops the launcher itself.
-func pauseAfter(name string) {
-	if os.Getenv("AGENTBOX_TEST_PAUSE_AFTER") == name {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-	}
 }
 
 // trace prints a step's wall time on Stderr when AGENTBOX_TRACE=1, which

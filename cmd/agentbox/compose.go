@@ -45,7 +45,7 @@ func runCompose(ctx context.Context, s stdio, args []string) int {
 	if err != nil {
 		return fail(s, "compose", err)
 	}
-	cfg := launcher.ComposeConfig{Cwd: cwd, Getenv: s.Getenv, Args: args, Agent: f.agent, Image: f.image, Command: cmd, OutDir: f.out, Force: f.force, Check: f.check}
+	cfg := launcher.ComposeConfig{Cwd: cwd, Getenv: s.Getenv, Environ: os.Environ(), Args: args, Agent: f.agent, Image: f.image, Command: cmd, OutDir: f.out, Force: f.force, Check: f.check}
 	if cfg.Policy, cfg.Sources, err = f.policy.inputs(cwd, s.Getenv); err != nil {
 		return fail(s, "compose", err)
 	}

@@ -46,14 +46,17 @@ func waitStopped(t *testing.T, pid int, runRoot string) (string, engine.Meta) {
 
 // A launcher SIGKILLed at each point of the pipeline leaves what it left;
 // the next invocation's gc finds it, says what it found, and leaves nothing.
+// The launcher is launchertest, the test-only build of the same pipeline
+// that stops itself after the named step (the agentbox binary has no such
+// hook).
 func TestLauncherKilledAtEachStepIsCleaned(t *testing.T) {
 	uid, gid := testUser(t)
 	for _, at := range []string{"create", "self-test", "hand over"} {
 		t.Run(strings.ReplaceAll(at, " ", "-"), func(t *testing.T) {
 			ws := workspaceOwnedBy(t, uid, gid)
-			env := isolatedEnv(t, "AGENTBOX_TEST_PAUSE_AFTER="+at)
+			env := isolatedEnv(t)
 			runRoot := envValue(env, "AGENTBOX_RUN_ROOT")
-			cmd := exec.Command(agentboxBin, "run", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
+			cmd := exec.Command(launchertestBin, "-pause-after", at, "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
 			cmd.Env, cmd.Dir = env, ws
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -75,7 +78,7 @@ func TestLauncherKilledAtEachStepIsCleaned(t *testing.T) {
 				t.Fatalf("no sandbox process was left after a kill at %q; the test proves nothing", at)
 			}
 			canaries := meta.Canaries
-			r := runIn(t, withoutKey(env, "AGENTBOX_TEST_PAUSE_AFTER"), ws, "gc", "--json")
+			r := runIn(t, env, ws, "gc", "--json")
 			if r.code != 0 {
 				t.Fatalf("gc exit %d: %s %s", r.code, r.stdout, r.stderr)
 			}

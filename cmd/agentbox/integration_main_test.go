@@ -18,8 +18,9 @@ import (
 )
 
 // agentboxBin is the binary under test: $AGENTBOX_BIN when the caller built
-// it (the rootless suite does), else built once here.
-var agentboxBin string
+// it (the rootless suite does), else built once here. launchertestBin, the
+// test-only launcher that pauses at a named step, sits beside it.
+var agentboxBin, launchertestBin string
 
 func TestMain(m *testing.M) {
 	code, err := testMain(m)
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 
 func testMain(m *testing.M) (int, error) {
 	if bin := os.Getenv("AGENTBOX_BIN"); bin != "" {
-		agentboxBin = bin
+		agentboxBin, launchertestBin = bin, filepath.Join(filepath.Dir(bin), "launchertest")
 		return m.Run(), nil
 	}
 	dir, err := os.MkdirTemp("", "agentbox-it-")
@@ -43,8 +44,8 @@ func testMain(m *testing.M) (int, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return 0, err
 	}
-	agentboxBin = filepath.Join(dir, "agentbox")
-	for out, pkg := range map[string]string{agentboxBin: ".", filepath.Join(dir, "agentbox-init"): "../agentbox-init"} {
+	agentboxBin, launchertestBin = filepath.Join(dir, "agentbox"), filepath.Join(dir, "launchertest")
+	for out, pkg := range map[string]string{agentboxBin: ".", filepath.Join(dir, "agentbox-init"): "../agentbox-init", launchertestBin: "../../launcher/internal/launchertest"} {
 		build := exec.Command("go", "build", "-o", out, pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := build.CombinedOutput(); err != nil {
