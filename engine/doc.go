@@ -18,7 +18,13 @@
 // Teardown kills the whole process tree, deletes the runtime state and the
 // bundle, and then checks from the host that nothing of the run survives:
 // no process in the sandbox's pid namespace or cgroup, no mount under the
-// run directory, no runtime state, no socket. The result is a
-// TeardownRecord for the ledger. A run directory whose launcher died is
-// found by FindStale and cleaned the same way.
+// run directory, no runtime state, no socket. The result is the ledger's
+// own record, a ledger.Teardown whose Decision is clean or residue. A run
+// directory whose launcher died is found by FindStale and cleaned the same
+// way.
+//
+// The launcher drives a backend through the Engine interface (create,
+// start, kill, delete, state, teardown); Runtime, the OCI runtime CLI, is
+// the first implementation, and Session the create-start-wait of one
+// sandbox on any Engine.
 package engine

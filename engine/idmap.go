@@ -27,7 +27,7 @@ const (
 // that every file the agent creates is owned by root on the host and the
 // agent may set its set-uid bit; that is a root shell left on the host for
 // whoever runs it while the run lasts. The reason names what r supports.
-func GrantMethod(ctx context.Context, r Runtime) (method, reason string) {
+func (r Runtime) GrantMethod(ctx context.Context) (method, reason string) {
 	ok, detail := IDMappedMounts(ctx, r)
 	if !ok {
 		return GrantACL, detail + "; the workspace is granted with ACLs"

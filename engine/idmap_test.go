@@ -52,7 +52,7 @@ func TestGrantMethod(t *testing.T) {
 		{"crun", "1.7.2", "crun 1.7.2 has no idmapped mounts"},
 		{"runsc", "release-20240513.0", "agentbox does not know whether runsc supports idmapped mounts"},
 	} {
-		method, reason := GrantMethod(context.Background(), fakeRuntime(t, tc.name, tc.version))
+		method, reason := fakeRuntime(t, tc.name, tc.version).GrantMethod(context.Background())
 		if method != GrantACL || !strings.Contains(reason, tc.want) {
 			t.Errorf("%s %s: %s, %q; want acl and %q", tc.name, tc.version, method, reason, tc.want)
 		}

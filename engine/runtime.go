@@ -37,6 +37,9 @@ type Runtime struct {
 	Helper string `json:",omitempty"`
 }
 
+// ProcRoot is /proc: the runtime's sandboxes are this host's processes.
+func (r Runtime) ProcRoot() string { return "/proc" }
+
 // Stdio are the streams given to the sandbox's first process when it has
 // no terminal. They are files so that the sandbox inherits them directly:
 // a pipe copied by this process would keep the runtime's create command

@@ -13,12 +13,12 @@ import (
 	"github.com/agentbox/agentbox/termfilter"
 )
 
-// Session runs one sandbox: create, start, wait. The caller tears it down
-// with Teardown whatever happened.
+// Session runs one sandbox on an Engine: create, start, wait. The caller
+// tears it down with the Engine's Teardown whatever happened.
 type Session struct {
-	Runtime Runtime
-	ID      string
-	Bundle  string
+	Engine Engine
+	ID     string
+	Bundle string
 	// ConsoleSocket is where to receive the pty when Terminal is set.
 	ConsoleSocket string
 	Terminal      bool
@@ -69,7 +69,7 @@ func (s *Session) Create(ctx context.Context) (int, error) {
 		}
 		s.streams, o.Stdio = st, st.sandbox
 	}
-	pid, err := s.Runtime.Create(ctx, s.ID, s.Bundle, o)
+	pid, err := s.Engine.Create(ctx, s.ID, s.Bundle, o)
 	if s.streams != nil {
 		s.streams.start() // the runtime passed its ends on, or failed
 	}
@@ -109,7 +109,7 @@ func (s *Session) attach(ctx context.Context, ptys <-chan ptyResult) error {
 }
 
 // Start runs the sandbox's command.
-func (s *Session) Start(ctx context.Context) error { return s.Runtime.Start(ctx, s.ID) }
+func (s *Session) Start(ctx context.Context) error { return s.Engine.Start(ctx, s.ID) }
 
 // Wait waits for the sandbox's first process and returns its exit code.
 // Signals arriving on sigs are forwarded to it; interactive ones (SIGINT,

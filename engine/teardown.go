@@ -15,27 +15,13 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/ledger"
 )
-
-// TeardownRecord is what teardown found and did (DESIGN.md §5).
-type TeardownRecord struct {
-	SurvivingPids   []int    `json:"surviving_pids"`
-	RemainingMounts []string `json:"remaining_mounts"`
-	RuntimeState    string   `json:"runtime_state"` // "gone", or what is left
-	OpenSockets     []string `json:"open_sockets"`
-	CgroupLeft      []string `json:"cgroup_left,omitempty"`
-	// Decision is "clean" when nothing of the run survives, else "residue".
-	Decision string   `json:"decision"`
-	Errors   []string `json:"errors,omitempty"`
-}
-
-// Clean reports whether teardown left nothing behind.
-func (t TeardownRecord) Clean() bool { return t.Decision == "clean" }
 
 // Target is what teardown needs to find a run's remains.
 type Target struct {
 	ID      string
-	Runtime Runtime
 	RunDir  string
 	PidNS   uint64 // inode of the sandbox's pid namespace, 0 if unknown
 	InitPid int    // the sandbox's first process, reaped here if it is our child
@@ -48,8 +34,8 @@ type Target struct {
 // When a cleanup fails, the run directory is kept, so that a later gc finds
 // the run again. It is safe to call on a run in any state, including one
 // whose container was never created.
-func Teardown(ctx context.Context, t Target, cleanups ...func() error) TeardownRecord {
-	var rec TeardownRecord
+func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() error) ledger.Teardown {
+	var rec ledger.Teardown
 	note := func(err error) {
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			rec.Errors = append(rec.Errors, err.Error())
@@ -58,18 +44,20 @@ func Teardown(ctx context.Context, t Target, cleanups ...func() error) TeardownR
 	// The launcher kills the sandbox's processes itself first: it may
 	// signal them where the runtime, run in a fresh user namespace for a
 	// rootless launcher, may not. The runtime then deletes its state.
-	killNamespace(t.PidNS)
-	waitGone(ctx, t.PidNS, t.InitPid, 2*time.Second)
-	if t.Runtime.Path != "" {
-		if err := t.Runtime.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
-			_ = t.Runtime.Kill(ctx, t.ID, syscall.SIGKILL, true)
-			if err := t.Runtime.Delete(ctx, t.ID, false); err != nil && !errors.Is(err, ErrNotFound) {
+	ns, refused := sandboxNamespace(t.PidNS)
+	note(refused)
+	killNamespace(ns)
+	waitGone(ctx, ns, t.InitPid, 2*time.Second)
+	if r.Path != "" {
+		if err := r.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
+			_ = r.Kill(ctx, t.ID, syscall.SIGKILL, true)
+			if err := r.Delete(ctx, t.ID, false); err != nil && !errors.Is(err, ErrNotFound) {
 				note(err)
 			}
 		}
 	}
-	rec.SurvivingPids = waitGone(ctx, t.PidNS, t.InitPid, time.Second)
-	rec.CgroupLeft = removeCgroups(t.Cgroup)
+	rec.SurvivingPIDs = waitGone(ctx, ns, t.InitPid, time.Second)
+	cgroups := removeCgroups(t.Cgroup)
 	failed := false
 	for _, c := range cleanups {
 		if err := c(); err != nil {
@@ -78,20 +66,38 @@ func Teardown(ctx context.Context, t Target, cleanups ...func() error) TeardownR
 		}
 	}
 	if failed {
-		rec.Decision = "residue"
-		rec.RuntimeState = runtimeState(ctx, t)
+		rec.Decision = ledger.DecisionResidue
+		rec.RuntimeStateLeft = append(r.stateLeft(ctx, t.ID), cgroups...)
 		rec.Errors = append(rec.Errors, "run directory "+t.RunDir+" kept for a later 'agentbox gc'")
 		return rec
 	}
 	note(removeRunDir(t.RunDir))
-	rec.RuntimeState = runtimeState(ctx, t)
+	rec.RuntimeStateLeft = append(r.stateLeft(ctx, t.ID), cgroups...)
 	rec.RemainingMounts = mountsUnder(t.RunDir)
 	rec.OpenSockets = socketsUnder(t.RunDir)
-	rec.Decision = "clean"
-	if len(rec.SurvivingPids)+len(rec.RemainingMounts)+len(rec.OpenSockets)+len(rec.CgroupLeft) > 0 || rec.RuntimeState != "gone" {
-		rec.Decision = "residue"
+	rec.Decision = ledger.DecisionClean
+	if len(rec.SurvivingPIDs)+len(rec.RemainingMounts)+len(rec.OpenSockets)+len(rec.RuntimeStateLeft) > 0 || refused != nil {
+		rec.Decision = ledger.DecisionResidue
 	}
 	return rec
+}
+
+// sandboxNamespace is ns, the sandbox's pid namespace, unless it is the
+// launcher's own, which a sandbox never shares: a meta.json that named it
+// would have teardown kill everything the host runs. That one is refused
+// (0, and an error that makes the teardown a residue).
+func sandboxNamespace(ns uint64) (uint64, error) {
+	if ns == 0 {
+		return 0, nil
+	}
+	own, err := NamespaceInode(os.Getpid(), "pid")
+	if err != nil {
+		return 0, fmt.Errorf("the launcher's own pid namespace is unreadable, so pid namespace %d was not killed: %w", ns, err)
+	}
+	if own == ns {
+		return 0, fmt.Errorf("pid namespace %d is the launcher's own: no process of it was killed, and none of the sandbox's verified gone", ns)
+	}
+	return ns, nil
 }
 
 // killNamespace sends SIGKILL to every process in pid namespace ns.
@@ -212,21 +218,22 @@ func removeRunDir(dir string) error {
 	return nil
 }
 
-// runtimeState says what the runtime still holds of the sandbox. runc, crun
-// and runsc keep a container's state in ROOT/ID, so its absence settles it
-// without another runtime call; when it is there, the runtime says why.
-func runtimeState(ctx context.Context, t Target) string {
-	dir := filepath.Join(t.Runtime.Root, t.ID)
-	if t.Runtime.Path == "" || t.Runtime.Root == "" {
-		return "gone"
+// stateLeft says what the runtime still holds of sandbox id, nil for
+// nothing. runc, crun and runsc keep a container's state in ROOT/ID, so
+// its absence settles it without another runtime call; when it is there,
+// the runtime says why.
+func (r Runtime) stateLeft(ctx context.Context, id string) []string {
+	dir := filepath.Join(r.Root, id)
+	if r.Path == "" || r.Root == "" {
+		return nil
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return "gone"
+		return nil
 	}
-	if _, err := t.Runtime.State(ctx, t.ID); err == nil {
-		return "container still known to " + t.Runtime.Name
+	if _, err := r.State(ctx, id); err == nil {
+		return []string{"container still known to " + r.Name}
 	}
-	return "state directory " + dir + " left"
+	return []string{"state directory " + dir + " left"}
 }
 
 // mountsUnder lists mount points in this mount namespace under dir.

@@ -5,6 +5,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/selftest"
@@ -63,6 +64,10 @@ type Config struct {
 	// InitPath is agentbox-init on the host; "" finds it (FindInit:
 	// $AGENTBOX_INIT, beside this executable, on PATH).
 	InitPath string
+	// Engine makes the engine that runs the bundle with the runtime the
+	// plan chose, and that takes down the stale runs gc finds; nil is the
+	// OCI runtime CLI (engine.OpenRuntime). Tests give a fake.
+	Engine engine.Opener
 
 	// Weaken is for tests only: it changes the spec written to the bundle
 	// (a deep copy of the audited and recorded one) after the self-audit
@@ -100,6 +105,13 @@ type Result struct {
 	// ExitCode is the process exit code: the agent's own for a run that
 	// handed over, else the one of the error (ExitCode) or the self-test.
 	ExitCode int
+}
+
+func (c Config) opener() engine.Opener {
+	if c.Engine == nil {
+		return engine.OpenRuntime
+	}
+	return c.Engine
 }
 
 func (c Config) getenv(k string) string {

@@ -28,7 +28,7 @@ func DoctorSelfTest(getenv func(string) string) doctor.SelfTestFunc {
 		res, err := Run(ctx, cfg)
 		td := res.Record.Teardown
 		if err == nil && td != nil && !td.Clean() {
-			err = errors.New("teardown left residue: " + td.Cleanup)
+			err = errors.New("teardown left residue: " + td.Summary())
 		}
 		return doctor.SelfTestResult{RunID: res.Record.RunID, Probes: res.Record.Probes}, err
 	}

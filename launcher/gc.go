@@ -16,23 +16,27 @@ import (
 // CollectGarbage cleans every stale run under the run root: run directories
 // whose launcher is gone, then id leases whose run directory is gone. Each
 // cleaned run gets a gc record in the ledger, and is among the records
-// returned.
-func CollectGarbage(ctx context.Context, d Dirs) ([]ledger.Record, error) {
+// returned. open makes the engine that takes each run down (nil: the OCI
+// runtime CLI that meta.json names).
+func CollectGarbage(ctx context.Context, d Dirs, open engine.Opener) ([]ledger.Record, error) {
+	if open == nil {
+		open = engine.OpenRuntime
+	}
 	stale, err := engine.FindStale(d.RunRoot)
 	if err != nil {
 		return nil, err
 	}
 	var recs []ledger.Record
 	for _, rd := range stale {
-		recs = append(recs, cleanStale(ctx, d, rd))
+		recs = append(recs, cleanStale(ctx, d, open, rd))
 	}
 	return recs, releaseOrphanLeases(d)
 }
 
-func cleanStale(ctx context.Context, d Dirs, rd *engine.RunDir) ledger.Record {
+func cleanStale(ctx context.Context, d Dirs, open engine.Opener, rd *engine.RunDir) ledger.Record {
 	start := time.Now().UTC()
 	meta, err := rd.ReadMeta()
-	t := cleanRun(ctx, d, rd, meta)
+	t := cleanRun(ctx, d, open, rd, meta)
 	found := fmt.Sprintf("launcher (pid %d) gone; found %s", meta.LauncherPid, describe(t))
 	if err != nil {
 		found += "; " + err.Error()
@@ -44,7 +48,7 @@ func cleanStale(ctx context.Context, d Dirs, rd *engine.RunDir) ledger.Record {
 
 func describe(t ledger.Teardown) string {
 	s := fmt.Sprintf("cleanup %q, %d surviving pid(s), %d mount(s), %d socket(s), runtime state %v",
-		t.Cleanup, len(t.SurvivingPIDs), len(t.RemainingMounts), len(t.OpenSockets), t.RuntimeStateLeft)
+		t.Summary(), len(t.SurvivingPIDs), len(t.RemainingMounts), len(t.OpenSockets), t.RuntimeStateLeft)
 	if g := t.WorkspaceGrant; g != nil && g.Revoke != "" {
 		s += "; workspace grant: " + g.Revoke
 	}
@@ -53,8 +57,8 @@ func describe(t ledger.Teardown) string {
 
 // cleanRun takes down whatever the run in rd set up, as meta records it, and
 // verifies the result.
-func cleanRun(ctx context.Context, d Dirs, rd *engine.RunDir, meta engine.Meta) ledger.Teardown {
-	target := engine.Target{ID: rd.ID, Runtime: meta.Runtime, RunDir: rd.Path, PidNS: meta.PidNS, InitPid: meta.InitPid, Cgroup: meta.Cgroup}
+func cleanRun(ctx context.Context, d Dirs, open engine.Opener, rd *engine.RunDir, meta engine.Meta) ledger.Teardown {
+	target := engine.Target{ID: rd.ID, RunDir: rd.Path, PidNS: meta.PidNS, InitPid: meta.InitPid, Cgroup: meta.Cgroup}
 	var cleanups []func() error
 	var revoked *engine.GrantReport
 	if g := meta.Grant; g != nil {
@@ -73,13 +77,12 @@ func cleanRun(ctx context.Context, d Dirs, rd *engine.RunDir, meta engine.Meta) 
 	if meta.Lease != "" {
 		cleanups = append(cleanups, func() error { return releaseLease(d, meta.Lease) })
 	}
-	rec := engine.Teardown(ctx, target, cleanups...)
+	rec := open(meta.Runtime).Teardown(ctx, target, cleanups...)
 	if rec.Clean() {
 		rd.Unlock()
 	}
-	out := toLedgerTeardown(rec)
-	out.WorkspaceGrant = grantRecord(meta.Grant, meta.Granted, revoked)
-	return out
+	rec.WorkspaceGrant = grantRecord(meta.Grant, meta.Granted, revoked)
+	return rec
 }
 
 // grantRecord is the record of a workspace grant: how it was made, what
@@ -104,18 +107,6 @@ func grantRecord(g *engine.Grant, granted, revoked *engine.GrantReport) *ledger.
 		for _, s := range revoked.Skipped {
 			out.Skipped = append(out.Skipped, "revoke: "+s)
 		}
-	}
-	return out
-}
-
-func toLedgerTeardown(t engine.TeardownRecord) ledger.Teardown {
-	out := ledger.Teardown{SurvivingPIDs: t.SurvivingPids, RemainingMounts: t.RemainingMounts, OpenSockets: t.OpenSockets, Cleanup: t.Decision}
-	if t.RuntimeState != "gone" {
-		out.RuntimeStateLeft = append(out.RuntimeStateLeft, t.RuntimeState)
-	}
-	out.RuntimeStateLeft = append(out.RuntimeStateLeft, t.CgroupLeft...)
-	if len(t.Errors) > 0 {
-		out.Cleanup += ": " + fmt.Sprint(t.Errors)
 	}
 	return out
 }

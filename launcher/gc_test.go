@@ -40,7 +40,7 @@ func TestGCCleansRunWhoseWorkspaceIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	recs, err := CollectGarbage(context.Background(), d)
+	recs, err := CollectGarbage(context.Background(), d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestGCCleansRunWhoseWorkspaceIsGone(t *testing.T) {
 	if _, err := os.Stat(rd.Path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("run directory %s kept", rd.Path)
 	}
-	again, err := CollectGarbage(context.Background(), d)
+	again, err := CollectGarbage(context.Background(), d, nil)
 	if err != nil || len(again) != 0 {
 		t.Errorf("second gc: %d record(s), %v; want none", len(again), err)
 	}

@@ -16,35 +16,32 @@ import (
 // when the caller built it (the rootless suite does), else built once here.
 var initBin string
 
-func TestMain(m *testing.M) {
-	code, err := testMain(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	os.Exit(code)
-}
+func init() { setupIntegration = buildInit }
 
-func testMain(m *testing.M) (int, error) {
+// buildInit builds agentbox-init for the in-process launches (TestMain
+// calls it), unless $AGENTBOX_INIT names one.
+func buildInit() (cleanup func(), err error) {
 	if bin := os.Getenv("AGENTBOX_INIT"); bin != "" {
 		initBin = bin
-		return m.Run(), nil
+		return func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", "agentbox-lt-")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	cleanup = func() { os.RemoveAll(dir) }
 	if err := os.Chmod(dir, 0o755); err != nil { // the sandbox's ids execute it
-		return 0, err
+		cleanup()
+		return nil, err
 	}
 	initBin = filepath.Join(dir, "agentbox-init")
 	build := exec.Command("go", "build", "-o", initBin, "../cmd/agentbox-init")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := build.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("build agentbox-init: %w\n%s", err, msg)
+		cleanup()
+		return nil, fmt.Errorf("build agentbox-init: %w\n%s", err, msg)
 	}
-	return m.Run(), nil
+	return cleanup, nil
 }
 
 func randomHex(t *testing.T) string {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/seccomp/profiles"
+	"github.com/agentbox/agentbox/selftest"
 	"github.com/agentbox/agentbox/spec"
 )
 
@@ -44,14 +46,17 @@ type launch struct {
 	plan    *policy.Plan
 	spec    *specs.Spec
 	runDir  *engine.RunDir
-	rt      engine.Runtime
-	meta    engine.Meta
-	grant   *engine.Grant
-	sess    *engine.Session
-	st      selfTest
-	gw      *netpolicy.RunGateway
-	agent   agents.Launch
-	ws      workspaceState
+	// rt is the runtime the plan chose, as meta.json records it, and eng
+	// the engine that runs the bundle with it (Config.Engine).
+	rt    engine.Runtime
+	eng   engine.Engine
+	meta  engine.Meta
+	grant *engine.Grant
+	sess  *engine.Session
+	st    selfTest
+	gw    *netpolicy.RunGateway
+	agent agents.Launch
+	ws    workspaceState
 	// findings are the self-audit's, accepted ones included.
 	findings []audit.Finding
 	rec      ledger.Record
@@ -227,7 +232,7 @@ func (l *launch) writeBundle() error {
 		l.rt.Hide = hide
 	}
 	l.rt.Helper = l.host.InitPath // hides that mount, lays out nested binds
-	l.meta.Runtime = l.rt
+	l.meta.Runtime, l.eng = l.rt, l.cfg.opener()(l.rt)
 	if l.spec.Linux != nil {
 		l.meta.Cgroup = l.spec.Linux.CgroupsPath
 	}
@@ -255,7 +260,7 @@ func (l *launch) writeBundle() error {
 		l.cfg.Weaken(&cp)
 		s = &cp
 	}
-	return l.rt.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
+	return l.eng.WriteBundle(l.runDir.Bundle(), s, l.plan.Rootfs)
 }
 
 // sayResiduals tells the user, before anything runs, which layers this
@@ -298,7 +303,7 @@ func (l *launch) grantWorkspace() error {
 	if err != nil {
 		return err
 	}
-	g.Method, g.MethodReason = engine.GrantMethod(context.Background(), l.rt)
+	g.Method, g.MethodReason = l.eng.GrantMethod(context.Background())
 	l.grant, l.meta.Grant = g, g
 	if err := l.runDir.WriteMeta(l.meta); err != nil {
 		return err
@@ -323,7 +328,7 @@ func (l *launch) create(ctx context.Context) error {
 		in, out = nil, nil // no agent: only agentbox writes stdout
 	}
 	l.sess = &engine.Session{
-		Runtime: l.rt, ID: l.runID, Bundle: l.runDir.Bundle(),
+		Engine: l.eng, ID: l.runID, Bundle: l.runDir.Bundle(),
 		ConsoleSocket: l.runDir.File("console.sock"), Terminal: l.plan.Terminal,
 		In: in, Out: out, Err: errf, RawTerminal: l.cfg.RawTerminal,
 	}
@@ -335,8 +340,8 @@ func (l *launch) create(ctx context.Context) error {
 		return err
 	}
 	l.meta.InitPid = pid
-	if ns, err := engine.NamespaceInode(pid, "pid"); err == nil {
-		l.meta.PidNS = ns
+	if ns, err := selftest.ReadNamespaces(l.eng.ProcRoot(), strconv.Itoa(pid)); err == nil {
+		l.meta.PidNS = ns["pid"]
 	}
 	return l.runDir.WriteMeta(l.meta)
 }
@@ -359,7 +364,7 @@ func (l *launch) teardown() *ledger.Teardown {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rec := cleanRun(ctx, l.dirs, l.runDir, l.meta)
+	rec := cleanRun(ctx, l.dirs, l.cfg.opener(), l.runDir, l.meta)
 	return &rec
 }
 

@@ -196,7 +196,7 @@ func (l *launch) collectProbes(ctx context.Context) error {
 		return fmt.Errorf("self-test: %w", err)
 	}
 	l.st.results = results
-	l.st.host = selftest.VerifyHost("/proc", l.sandboxPIDs(), l.hostState())
+	l.st.host = selftest.VerifyHost(l.eng.ProcRoot(), l.sandboxPIDs(), l.hostState())
 	l.evidenceProbes()
 	return nil
 }
@@ -207,7 +207,7 @@ func (l *launch) collectProbes(ctx context.Context) error {
 func (l *launch) sandboxPIDs() selftest.SandboxPIDs {
 	p := selftest.SandboxPIDs{Init: l.sess.Pid()}
 	if inside := l.st.init.AgentPID(); inside > 0 {
-		p.Agent, _ = selftest.HostPID("/proc", p.Init, inside)
+		p.Agent, _ = selftest.HostPID(l.eng.ProcRoot(), p.Init, inside)
 	}
 	return p
 }
@@ -228,7 +228,7 @@ func (l *launch) handOver(ctx context.Context) error {
 }
 
 func (l *launch) hostState() selftest.HostState {
-	hs, err := selftest.ReadHostState("/proc")
+	hs, err := selftest.ReadHostState(l.eng.ProcRoot())
 	if err != nil {
 		hs = selftest.HostState{} // VerifyHost then reports UNKNOWN
 	}

@@ -161,7 +161,7 @@ func cancelOnSignal(parent context.Context, sigs <-chan os.Signal) (context.Cont
 
 // collectStale cleans what crashed runs left before this one starts.
 func (l *launch) collectStale() error {
-	recs, err := CollectGarbage(context.Background(), l.dirs)
+	recs, err := CollectGarbage(context.Background(), l.dirs, l.cfg.Engine)
 	for _, r := range recs {
 		fmt.Fprintf(l.out, "agentbox: cleaned stale run %s: %s\n", r.RunID, r.Notes)
 	}

@@ -256,7 +256,8 @@ func (p *printer) teardown(t *Teardown) {
 		state = "NOT CLEAN"
 	}
 	p.section("teardown: " + state)
-	p.field("  decision", t.Cleanup)
+	p.field("  decision", string(t.Decision))
+	p.field("  errors", strings.Join(t.Errors, "; "))
 	if len(t.SurvivingPIDs) > 0 {
 		p.field("  pids", strings.Trim(fmt.Sprint(t.SurvivingPIDs), "[]"))
 	}

@@ -34,7 +34,7 @@ func TestWriteRecord(t *testing.T) {
 	golden(t, "show.txt", b.Bytes())
 
 	b.Reset()
-	if err := WriteRecord(&b, Record{RunID: "r1", Kind: KindGC, Start: t0, Teardown: &Teardown{Cleanup: "clean"}}); err != nil {
+	if err := WriteRecord(&b, Record{RunID: "r1", Kind: KindGC, Start: t0, Teardown: &Teardown{Decision: DecisionClean}}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "show-minimal.txt", b.Bytes())
@@ -100,7 +100,7 @@ func TestWriteRecordEscapesAgentStrings(t *testing.T) {
 		Probes:           []Probe{{Probe: "host-home-not-mounted", Expect: "DENY", Decision: "DENY", Target: "/home/\u202egnp.exe", Observed: "absent" + forged}},
 		HostVerification: map[string]string{"canary\nverdict": "ok" + forged},
 		Teardown: &Teardown{
-			Cleanup: "residue" + forged, RemainingMounts: []string{"/run/x" + forged}, OpenSockets: []string{"@sock\x1b]52;c;eA==\a"},
+			Decision: DecisionResidue, Errors: []string{"residue" + forged}, RemainingMounts: []string{"/run/x" + forged}, OpenSockets: []string{"@sock\x1b]52;c;eA==\a"},
 			RuntimeStateLeft: []string{"id\r"},
 		},
 		Error: "grant: open /ws/evil" + forged + ": permission denied",

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -122,16 +123,59 @@ type Gateway struct {
 	LogDropped int `json:"log_dropped,omitempty"`
 }
 
-// Teardown is what the launcher found after killing the sandbox.
+// Teardown is what teardown found and did (DESIGN.md §5): the engine that
+// took the sandbox down writes it, and the ledger keeps it as it is.
 type Teardown struct {
-	SurvivingPIDs    []int    `json:"surviving_pids,omitempty"`
-	RemainingMounts  []string `json:"remaining_mounts,omitempty"`
-	RuntimeStateLeft []string `json:"runtime_state_left,omitempty"` // runtime state dirs or container ids still present
+	SurvivingPIDs   []int    `json:"surviving_pids,omitempty"`
+	RemainingMounts []string `json:"remaining_mounts,omitempty"`
+	// RuntimeStateLeft names what the runtime still holds of the sandbox
+	// (its state directory, the container it still knows) and the cgroups
+	// that could not be removed.
+	RuntimeStateLeft []string `json:"runtime_state_left,omitempty"`
 	OpenSockets      []string `json:"open_sockets,omitempty"`
-	Cleanup          string   `json:"cleanup"` // the decision taken, e.g. "clean", "killed 2 survivors", "left for gc"
+	// Decision is what teardown concluded: DecisionClean when nothing of
+	// the run survives, DecisionResidue when something does or a cleanup
+	// failed (the run directory is then kept for a later gc).
+	Decision Decision `json:"cleanup"`
+	// Errors are what went wrong on the way, a residue's reasons among
+	// them.
+	Errors []string `json:"errors,omitempty"`
 	// WorkspaceGrant is set when a root-owned workspace was granted to the
 	// agent's unprivileged host uid for the run (docs/userns.md).
 	WorkspaceGrant *WorkspaceGrant `json:"workspace_grant,omitempty"`
+}
+
+// Decision is teardown's conclusion.
+type Decision string
+
+// The decisions of teardown.
+const (
+	DecisionClean   Decision = "clean"
+	DecisionResidue Decision = "residue"
+)
+
+// UnmarshalJSON reads a record of either shape: this one, and the one of
+// before Errors, whose cleanup was the decision and its errors in one
+// string ("residue: [remove run directory: …]").
+func (t *Teardown) UnmarshalJSON(data []byte) error {
+	type plain Teardown
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if d, rest, ok := strings.Cut(string(p.Decision), ": "); ok && (Decision(d) == DecisionClean || Decision(d) == DecisionResidue) {
+		p.Decision, p.Errors = Decision(d), append([]string{rest}, p.Errors...)
+	}
+	*t = Teardown(p)
+	return nil
+}
+
+// Summary is the decision and, after a colon, the errors, in one line.
+func (t Teardown) Summary() string {
+	if len(t.Errors) == 0 {
+		return string(t.Decision)
+	}
+	return string(t.Decision) + ": " + strings.Join(t.Errors, "; ")
 }
 
 // WorkspaceGrant is how a root-owned workspace was handed to the agent and
@@ -154,7 +198,7 @@ type WorkspaceGrant struct {
 // say).
 func (t Teardown) Clean() bool {
 	return len(t.SurvivingPIDs)+len(t.RemainingMounts)+len(t.RuntimeStateLeft)+len(t.OpenSockets) == 0 &&
-		!strings.HasPrefix(t.Cleanup, "residue")
+		t.Decision != DecisionResidue
 }
 
 // Verdicts returned by Record.Verdict, worst first.

@@ -39,7 +39,7 @@ func fullRecord() Record {
 		},
 		HostVerification: map[string]string{"uid_map": "0 100000 65536", "CapEff": "0000000000000000", "NoNewPrivs": "1"},
 		Gateway:          Gateway{Allowed: 12, Denied: 3},
-		Teardown:         &Teardown{SurvivingPIDs: []int{4242}, Cleanup: "killed 1 survivor"},
+		Teardown:         &Teardown{SurvivingPIDs: []int{4242}, Decision: DecisionResidue, Errors: []string{"killed 1 survivor"}},
 		ExitCode:         0,
 		Notes:            "first line\nsecond line",
 	}
@@ -108,7 +108,7 @@ func TestVerdict(t *testing.T) {
 	}{
 		{"empty", Record{}, VerdictOK},
 		{"probes pass, findings accepted", Record{Probes: []Probe{pass}, Findings: []Finding{{Code: "x", Accepted: true}}}, VerdictOK},
-		{"clean teardown", Record{Teardown: &Teardown{Cleanup: "clean"}}, VerdictOK},
+		{"clean teardown", Record{Teardown: &Teardown{Decision: DecisionClean}}, VerdictOK},
 		{"unaccepted finding", Record{Findings: []Finding{{Code: "x", Accepted: true}, {Code: "y"}}}, VerdictFindings},
 		{"probe allowed what it should deny", Record{Probes: []Probe{pass, {Expect: "DENY", Decision: "ALLOW"}}}, VerdictProbeFailed},
 		{"unknown probe fails", Record{Probes: []Probe{{Expect: "UNKNOWN", Decision: "UNKNOWN"}}}, VerdictProbeFailed},
@@ -187,12 +187,42 @@ func TestRunID(t *testing.T) {
 }
 
 func TestVerdictOfAnError(t *testing.T) {
-	r := Record{Error: "create: runc create: no such file", Teardown: &Teardown{Cleanup: "clean"}}
+	r := Record{Error: "create: runc create: no such file", Teardown: &Teardown{Decision: DecisionClean}}
 	if got := r.Verdict(); got != VerdictError {
 		t.Errorf("verdict %q, want %q", got, VerdictError)
 	}
-	r.Teardown.Cleanup = "residue: [revoke /w: EPERM]"
+	r.Teardown.Decision, r.Teardown.Errors = DecisionResidue, []string{"revoke /w: EPERM"}
 	if got := r.Verdict(); got != VerdictTeardownDirty {
 		t.Errorf("verdict %q with a cleanup residue, want %q", got, VerdictTeardownDirty)
+	}
+}
+
+// A record written before teardown's errors had a field of their own
+// reads with its decision and its errors apart; one of today reads as
+// written.
+func TestTeardownReadsBothShapes(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		want Teardown
+	}{
+		{`{"cleanup":"clean"}`, Teardown{Decision: DecisionClean}},
+		{`{"cleanup":"residue: [remove run directory: EBUSY]"}`, Teardown{Decision: DecisionResidue, Errors: []string{"[remove run directory: EBUSY]"}}},
+		{`{"cleanup":"clean: [stop: x]"}`, Teardown{Decision: DecisionClean, Errors: []string{"[stop: x]"}}},
+		{`{"cleanup":"residue","errors":["a","b"]}`, Teardown{Decision: DecisionResidue, Errors: []string{"a", "b"}}},
+		{`{"cleanup":"left for gc: later"}`, Teardown{Decision: "left for gc: later"}},
+	} {
+		var got Teardown
+		if err := json.Unmarshal([]byte(tc.json), &got); err != nil {
+			t.Fatalf("%s: %v", tc.json, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.json, diff)
+		}
+	}
+	if (Teardown{Decision: DecisionResidue}).Clean() || !(Teardown{Decision: DecisionClean}).Clean() {
+		t.Error("Clean does not follow the decision")
+	}
+	if got := (Teardown{Decision: DecisionResidue, Errors: []string{"a", "b"}}).Summary(); got != "residue: a; b" {
+		t.Errorf("summary %q", got)
 	}
 }

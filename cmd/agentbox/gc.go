@@ -23,7 +23,7 @@ func runGC(ctx context.Context, s stdio, args []string) int {
 	if err != nil {
 		return fail(s, "gc", hostErr(err))
 	}
-	recs, err := launcher.CollectGarbage(ctx, d)
+	recs, err := launcher.CollectGarbage(ctx, d, nil)
 	for _, r := range recs {
 		printGC(s, r, *asJSON)
 	}

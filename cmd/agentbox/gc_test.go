@@ -8,7 +8,7 @@ import (
 
 // The summary counts the runs cleaned and those a later gc must retry.
 func TestGCSummary(t *testing.T) {
-	clean, residue := ledger.Record{Teardown: &ledger.Teardown{Cleanup: "clean"}}, ledger.Record{Teardown: &ledger.Teardown{Cleanup: "residue"}}
+	clean, residue := ledger.Record{Teardown: &ledger.Teardown{Decision: ledger.DecisionClean}}, ledger.Record{Teardown: &ledger.Teardown{Decision: ledger.DecisionResidue}}
 	for _, tc := range []struct {
 		recs []ledger.Record
 		want string

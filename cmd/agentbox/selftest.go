@@ -64,7 +64,7 @@ func printVerdict(s stdio, res launcher.Result, asJSON bool) {
 	tw.Flush()
 	cleanup := "not run"
 	if td != nil {
-		cleanup = td.Cleanup
+		cleanup = td.Summary()
 	}
 	residual := ""
 	if n := res.ResidualAllowed; n > 0 {

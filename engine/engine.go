@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"context"
+	"syscall"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/policy"
+)
+
+// Engine is a backend that runs one sandbox from a bundle and takes it
+// down again (DESIGN.md §3, "Engine"). Runtime, an OCI runtime driven
+// through its command line, is the first; the launcher's tests use a fake.
+// Session drives an Engine through create, start and wait.
+type Engine interface {
+	// WriteBundle writes the spec, and the parts of the sandbox's root
+	// that rootfs names, into dir.
+	WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error
+	// Create sets the sandbox id of the bundle up without starting its
+	// command, and returns the host pid of its first process. The caller
+	// should be a child subreaper (BecomeSubreaper) to collect that
+	// process's exit status.
+	Create(ctx context.Context, id, bundle string, o CreateOptions) (int, error)
+	// Start runs the command of a created sandbox.
+	Start(ctx context.Context, id string) error
+	// Kill sends sig to the sandbox's first process, or to all of its
+	// processes when all is true.
+	Kill(ctx context.Context, id string, sig syscall.Signal, all bool) error
+	// Delete removes the sandbox's state; force kills it first.
+	Delete(ctx context.Context, id string, force bool) error
+	// State reports a sandbox, or ErrNotFound.
+	State(ctx context.Context, id string) (State, error)
+	// Teardown takes everything of the run down, runs the cleanups, and
+	// verifies from the host that nothing survives. It is safe on a run
+	// in any state, one whose sandbox was never created included.
+	Teardown(ctx context.Context, t Target, cleanups ...func() error) ledger.Teardown
+	// GrantMethod says how a root-owned workspace is handed to the
+	// agent's unprivileged host uid for this engine, and why.
+	GrantMethod(ctx context.Context) (method, reason string)
+	// ProcRoot is where the host sees the sandbox's processes (/proc):
+	// the launcher verifies the sandbox through it.
+	ProcRoot() string
+}
+
+// Opener makes the Engine that runs, or ran, a sandbox with runtime r as
+// meta.json records it.
+type Opener func(r Runtime) Engine
+
+// OpenRuntime is the Opener of the OCI runtime CLI: r itself.
+func OpenRuntime(r Runtime) Engine { return r }
+
+var _ Engine = Runtime{}
