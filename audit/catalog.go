@@ -1,6 +1,10 @@
 package audit
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/agentbox/agentbox/policy"
+)
 
 // Severity ranks a finding. Info findings never fail an audit.
 type Severity string
@@ -49,11 +53,13 @@ type Rule struct {
 }
 
 // The finding codes. They are stable: tools and accepted residuals name them.
+// The path classes' codes are policy's, whose ClassifyBind decides them for
+// the planner and the audit alike.
 const (
-	CodeContainerSocket   = "container-socket-mounted"
-	CodeHostRoot          = "host-root-mounted"
-	CodeHomeDirectory     = "home-directory-mounted"
-	CodeSystemDirectory   = "system-directory-mounted"
+	CodeContainerSocket   = policy.CodeSocket   // "container-socket-mounted"
+	CodeHostRoot          = policy.CodeHostRoot // "host-root-mounted"
+	CodeHomeDirectory     = policy.CodeHome     // "home-directory-mounted"
+	CodeSystemDirectory   = policy.CodeSystem   // "system-directory-mounted"
 	CodeExtraWritable     = "extra-writable-mount"
 	CodeSecretInEnv       = "secret-in-environment"
 	CodeHostNetwork       = "host-network-mode"
@@ -85,7 +91,7 @@ var catalog = map[string]Rule{
 		Code: CodeContainerSocket, Severity: Critical,
 		Title:    "a container engine socket (or the directory holding one) is reachable from inside",
 		Symptom:  "the agent starts its own containers: with the host's root filesystem bound in, privileged, outside every limit set here",
-		Fix:      "remove the socket bind (and use_api_socket, DOCKER_HOST); give the agent the agentbox gateway instead of an engine",
+		Fix:      policy.PathFixes[policy.CodeSocket],
 		Probe:    "container-socket-absent",
 		Residual: "none for the engine; a socket proxy that filters the API is still an engine",
 	},
@@ -93,7 +99,7 @@ var catalog = map[string]Rule{
 		Code: CodeHostRoot, Severity: Critical,
 		Title:    "the host's root filesystem is bound into the container",
 		Symptom:  "the agent reads and changes any host file: keys, other users' homes, /etc",
-		Fix:      "remove the bind of /; bind only the workspace",
+		Fix:      policy.PathFixes[policy.CodeHostRoot],
 		Probe:    "planted-secret-unreadable",
 		Residual: "none",
 	},
@@ -101,7 +107,7 @@ var catalog = map[string]Rule{
 		Code: CodeHomeDirectory, Severity: High,
 		Title:    "a home directory, or something inside one (~/.ssh, ~/.aws, dotfiles), is bound in; read-only does not help",
 		Symptom:  "the agent changed a file in your home directory, or read your SSH keys and cloud credentials",
-		Fix:      "remove the bind; bind only the project directory and give the agent a fresh HOME",
+		Fix:      policy.PathFixes[policy.CodeHome],
 		Probe:    "host-home-not-mounted",
 		Residual: "the workspace itself is still shared; keep secrets out of it",
 	},
@@ -109,7 +115,7 @@ var catalog = map[string]Rule{
 		Code: CodeSystemDirectory, Severity: High,
 		Title:    "a host system directory (/etc, /var, /run, /proc, /sys, /dev, /boot …) is bound in",
 		Symptom:  "the agent reads host configuration and runtime state, or changes it when the bind is writable",
-		Fix:      "remove the bind; if one file is needed, bind that file read-only",
+		Fix:      policy.PathFixes[policy.CodeSystem],
 		Probe:    "planted-secret-unreadable",
 		Residual: "whatever single file is still bound read-only",
 	},

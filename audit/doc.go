@@ -23,7 +23,9 @@
 //     container-socket-mounted, host-root-mounted, home-directory-mounted,
 //     system-directory-mounted, extra-writable-mount. Read-only binds of the
 //     system code directories (/usr, /lib*, /bin, /sbin, /opt) are not
-//     findings; read-only does not help a home directory.
+//     findings; read-only does not help a home directory. The first four
+//     are policy.ClassifyBind's, the classifier (and the path lists) the
+//     planner refuses binds with, so both name the same code for a path.
 //   - The declared workspace (Options.Workspaces) is the only read-write bind
 //     that is expected; every other read-write bind or volume is a finding.
 //   - Findings are accepted only by code with a written reason

@@ -1,9 +1,10 @@
 package audit
 
 import (
-	"path"
 	"strconv"
 	"strings"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // Tri is a three-valued answer. What a source could not read is Unknown and is
@@ -214,17 +215,9 @@ func NormalizeCap(c string) string {
 }
 
 // cleanPath cleans an absolute host path, mapping /var/run to /run (one is a
-// symlink to the other on every current distribution).
-func cleanPath(p string) string {
-	if p == "" {
-		return ""
-	}
-	p = path.Clean(p)
-	if p == "/var/run" || strings.HasPrefix(p, "/var/run/") {
-		p = "/run" + strings.TrimPrefix(p, "/var/run")
-	}
-	return p
-}
+// symlink to the other on every current distribution), as the path lists
+// spell it (policy.CleanHostPath).
+func cleanPath(p string) string { return policy.CleanHostPath(p) }
 
 // under reports whether p is dir or below it.
 func under(p, dir string) bool {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // Resolve fills each host bind's HostPath (the source cleaned, /var/run read
@@ -45,7 +47,7 @@ func inode(p string) (fileID, bool) {
 // socketInodes maps the engine sockets present on this host to their paths.
 func socketInodes() map[fileID]string {
 	m := map[fileID]string{}
-	for _, s := range engineSockets {
+	for _, s := range policy.EngineSockets {
 		if id, ok := inode(s); ok {
 			m[id] = s
 		}

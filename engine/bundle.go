@@ -69,7 +69,7 @@ func writeSymlinks(root string, links map[string]string) error {
 	for _, name := range sortedKeys(links) {
 		p, err := inRoot(root, name)
 		if err != nil {
-			return err
+			return fmt.Errorf("symlink to %q: %w", links[name], err)
 		}
 		if err := mkdirNoFollow(root, filepath.Dir(name)); err != nil {
 			return err
@@ -97,7 +97,7 @@ func writeFiles(dir, root string, rootfs policy.Rootfs) error {
 		}
 		p, err := inRoot(base, name)
 		if err != nil {
-			return err
+			return fmt.Errorf("synthesized file of %d bytes: %w", len(rootfs.Files[name]), err)
 		}
 		if err := os.WriteFile(p, []byte(rootfs.Files[name]), 0o644); err != nil {
 			return err
@@ -114,6 +114,9 @@ func makeMountPoints(root string, mounts []specs.Mount) error {
 	for _, m := range mounts {
 		if below(m.Destination, done) {
 			continue
+		}
+		if m.Destination == "" {
+			return fmt.Errorf("the %s mount of %q has no destination inside the sandbox", orNone(m.Type), m.Source)
 		}
 		done = append(done, m.Destination)
 		if err := makeMountPoint(root, m); err != nil {
@@ -185,11 +188,23 @@ func below(dest string, dirs []string) bool {
 	return false
 }
 
+// errEmptyPath is an in-sandbox path that is empty: a spec or rootfs that
+// no plan makes.
+var errEmptyPath = errors.New("the path inside the sandbox is empty")
+
+// orNone names an empty mount type.
+func orNone(t string) string {
+	if t == "" {
+		return "untyped"
+	}
+	return t
+}
+
 // inRoot joins an in-sandbox path to root; cleaning it first as an
 // absolute path means ".." can never climb out of root.
 func inRoot(root, name string) (string, error) {
 	if name == "" {
-		return "", fmt.Errorf("empty path")
+		return "", errEmptyPath
 	}
 	return filepath.Join(root, filepath.Clean("/"+name)), nil
 }

@@ -141,6 +141,31 @@ func TestInRootCannotClimbOut(t *testing.T) {
 	}
 }
 
+// An empty in-sandbox path names what it belongs to: the mount (by type
+// and source), the symlink (by target) or the file.
+func TestEmptyPathsSayWhose(t *testing.T) {
+	tests := []struct {
+		name   string
+		mounts []specs.Mount
+		rootfs policy.Rootfs
+		want   string
+	}{
+		{"mount", []specs.Mount{{Type: "tmpfs", Source: "tmpfs", Options: []string{"mode=1777"}}}, policy.Rootfs{}, `the tmpfs mount of "tmpfs" has no destination`},
+		{"bind", []specs.Mount{{Type: "bind", Source: "/srv/data"}}, policy.Rootfs{}, `the bind mount of "/srv/data" has no destination`},
+		{"symlink", nil, policy.Rootfs{Symlinks: map[string]string{"": "usr/bin"}}, `symlink to "usr/bin"`},
+		{"file", nil, policy.Rootfs{Files: map[string]string{"": "abc"}}, "synthesized file of 3 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &specs.Spec{Root: &specs.Root{Path: "rootfs"}, Mounts: tt.mounts}
+			err := WriteBundle(t.TempDir(), s, tt.rootfs)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("WriteBundle = %v, want it to say %q", err, tt.want)
+			}
+		})
+	}
+}
+
 func TestWriteFileAtomicLeavesNoTemporaries(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "meta.json")

@@ -14,11 +14,11 @@ import (
 // the compose audit flag mounts of them. It holds /root, home (the invoking
 // user's, normally $HOME, wherever it lies) and the home of every account in
 // the passwd file (read with github.com/moby/sys/user), whatever its uid,
-// unless that home is a placeholder (/, /nonexistent…) or lies in a system
-// directory (policy.SystemDirs: daemon's /usr/sbin, sshd's /run/sshd,
-// postgres's /var/lib/postgresql), which the planner and the audit refuse
-// and flag as system directories already; listing those as homes would
-// turn a read-only bind of /usr into a home finding. Paths are cleaned and
+// unless that home is a placeholder (/, /nonexistent…) or a service's in a
+// system directory (policy.ServiceHome: daemon's /usr/sbin, sshd's
+// /run/sshd, postgres's /var/lib/postgresql), which the planner and the
+// audit refuse and flag as system directories already; listing those as
+// homes would turn a read-only bind of /usr/sbin into a home finding. Paths are cleaned and
 // resolved through symlinks where they exist.
 //
 // Every account, not only uid 0 and 1000–65533: service accounts keep
@@ -62,17 +62,8 @@ func isPath(h string) bool {
 	return filepath.IsAbs(h) && filepath.Clean(h) != "/" && !strings.HasPrefix(filepath.Clean(h), "/nonexistent")
 }
 
-// isHome is isPath outside the system directories (/root aside, which is
-// always a home).
+// isHome is isPath and not a service's home in a system directory
+// (policy.ServiceHome; /root and /opt/app are homes).
 func isHome(h string) bool {
-	if !isPath(h) {
-		return false
-	}
-	h = filepath.Clean(h)
-	for _, sys := range policy.SystemDirs {
-		if sys != "/root" && (h == sys || strings.HasPrefix(h, sys+"/")) {
-			return false
-		}
-	}
-	return true
+	return isPath(h) && !policy.ServiceHome(h)
 }

@@ -60,11 +60,11 @@ func (r *resolver) bindInstall(p string) error {
 		return nil
 	}
 	prefix := installPrefix(p)
-	if c := r.classify(prefix); c.code != "" || prefix == filepath.Join(r.h.Home, ".local") {
+	if c := r.classifyInstall(prefix); c.Code != "" || prefix == filepath.Join(r.h.Home, ".local") {
 		prefix = filepath.Dir(p)
 	}
-	if c := r.classify(prefix); c.code != "" {
-		return &InputError{Field: "command", Msg: fmt.Sprintf("%s lives in %s, %s", p, prefix, c.what), Fix: "install the command under a prefix of its own (for example ~/.local/opt/NAME) or in a system directory"}
+	if c := r.classifyInstall(prefix); c.Code != "" {
+		return &InputError{Field: "command", Msg: fmt.Sprintf("%s lives in %s, which %s", p, prefix, c.What), Fix: "install the command under a prefix of its own (for example ~/.local/opt/NAME) or in a system directory"}
 	}
 	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindInstall, Source: prefix, Destination: prefix, ReadOnly: true})
 	if bin := filepath.Join(prefix, "bin"); bin == filepath.Dir(p) {
@@ -73,6 +73,13 @@ func (r *resolver) bindInstall(p string) error {
 		r.bins = append(r.bins, filepath.Dir(p))
 	}
 	return nil
+}
+
+// classifyInstall classifies an install prefix as the audit does: bound
+// read-only on purpose (BindFacts.ReadOnlyPaths), so a prefix inside a home
+// directory is fine and the home itself, or a system directory, is not.
+func (r *resolver) classifyInstall(prefix string) PathClass {
+	return r.classify(prefix, BindFacts{ReadOnly: true, ReadOnlyPaths: []string{prefix}})
 }
 
 // installPrefix is the directory above a bin/ directory (~/.nvm/versions/

@@ -16,10 +16,11 @@ type fakeFS struct {
 	files map[string]FileInfo
 	links map[string]string
 	path  map[string]string // command name → found path
+	errs  map[string]error  // path → the error reaching it fails with
 }
 
 func newFakeFS() *fakeFS {
-	f := &fakeFS{files: map[string]FileInfo{}, links: map[string]string{}, path: map[string]string{}}
+	f := &fakeFS{files: map[string]FileInfo{}, links: map[string]string{}, path: map[string]string{}, errs: map[string]error{}}
 	for _, d := range []string{"/", "/usr", "/usr/bin", "/usr/sbin", "/usr/lib", "/etc", "/etc/ssl", "/etc/ssl/certs", "/home", "/home/ana", "/root", "/var", "/var/run", "/run", "/tmp", "/srv"} {
 		f.dir(d, 0, 0)
 	}
@@ -53,6 +54,9 @@ func (f *fakeFS) Stat(p string) (FileInfo, error) {
 }
 
 func (f *fakeFS) Lstat(p string) (FileInfo, error) {
+	if err, ok := f.errs[p]; ok {
+		return FileInfo{}, &fs.PathError{Op: "lstat", Path: p, Err: err}
+	}
 	if t, ok := f.links[p]; ok {
 		return FileInfo{Mode: fs.ModeSymlink | 0o777, Link: t}, nil
 	}
@@ -92,6 +96,9 @@ func (f *fakeFS) EvalSymlinks(p string) (string, error) {
 			continue
 		}
 		next := filepath.Join(cur, parts[i])
+		if err, ok := f.errs[next]; ok {
+			return "", &fs.PathError{Op: "lstat", Path: next, Err: err}
+		}
 		if t, ok := f.links[next]; ok {
 			if !filepath.IsAbs(t) {
 				t = filepath.Join(cur, t)

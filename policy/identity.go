@@ -76,12 +76,23 @@ func (r *resolver) initIdentity(id Identity) InitIdentity {
 
 func ptr(v uint32) *uint32 { return &v }
 
-// checkNoHostRoot is the last line of defence: no container id maps to host
-// root, and the agent's own ids are mapped at all.
+// checkNoHostRoot is the planner's line of defence: no container id maps
+// to host root, and the agent's own ids are mapped at all. spec's
+// WithUserNamespace refuses a host-root map again when it renders the
+// plan: defence in depth, so that neither a wrong plan nor a spec built
+// without the planner runs the sandbox's ids as host root. This one comes
+// first and names the file and the fix, since the maps come from the
+// subordinate id ranges (userns) and a range that includes 0 is a host
+// misconfiguration no flag can fix.
 func checkNoHostRoot(id Identity) error {
-	for _, m := range append(append([]specs.LinuxIDMapping{}, id.UIDMappings...), id.GIDMappings...) {
-		if m.HostID == 0 {
-			return fmt.Errorf("id map %d→%d (%d ids) reaches host root; refusing", m.ContainerID, m.HostID, m.Size)
+	for _, kind := range []struct {
+		name, file, flag string
+		maps             []specs.LinuxIDMapping
+	}{{"uid", "/etc/subuid", "subuids", id.UIDMappings}, {"gid", "/etc/subgid", "subgids", id.GIDMappings}} {
+		for _, m := range kind.maps {
+			if m.HostID == 0 {
+				return hostRootRefusal(kind.name, kind.file, kind.flag, m, id.Rootless)
+			}
 		}
 	}
 	if _, ok := id.AgentHostUID(); !ok {
@@ -91,6 +102,21 @@ func checkNoHostRoot(id Identity) error {
 		return fmt.Errorf("agent gid %d is not mapped", id.GID)
 	}
 	return nil
+}
+
+// hostRootRefusal says which map reaches host root, from which file, and
+// how to move the range above the host's own ids.
+func hostRootRefusal(name, file, flag string, m specs.LinuxIDMapping, rootless bool) *RefusedError {
+	owner, entry := "agentbox", "agentbox's entry in "+file
+	if rootless {
+		owner, entry = "$USER", "your entry in "+file
+	}
+	return &RefusedError{
+		What: fmt.Sprintf("the sandbox's %s map %d→%d (%d ids) would make sandbox %s %d host root: the subordinate ids it was cut from (%s) include %s 0",
+			name, m.ContainerID, m.HostID, m.Size, name, m.ContainerID, entry, name),
+		Fix: fmt.Sprintf("give that entry a range above every id the host uses, for example: usermod --del-%s 0-%d --add-%s 200000-265535 %s",
+			flag, m.Size-1, flag, owner),
+	}
 }
 
 // personalize writes the identity into the synthesized files and the

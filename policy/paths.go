@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // maxLinks bounds the symlinks one resolution follows, as the kernel's
@@ -68,4 +69,37 @@ func (r *resolver) realPath(field, given, abs string) (string, error) {
 // within reports whether p is dir or below it.
 func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// unusable says why a path the user gave (a workspace, a bind, a root)
+// cannot be resolved, with what the error is rather than a guess: absent,
+// not searchable, a symlink loop, or whatever else the system said.
+// missingFix is the fix for a path that does not exist.
+func (r *resolver) unusable(field, given string, err error, missingFix string) *InputError {
+	at := ""
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path != given {
+		at = " (at " + pe.Path + ")"
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return &InputError{Field: field, Msg: fmt.Sprintf("%s does not exist%s", given, at), Fix: missingFix}
+	case errors.Is(err, fs.ErrPermission):
+		return &InputError{
+			Field: field, Msg: fmt.Sprintf("%s cannot be resolved: permission denied%s for uid %d", given, at, r.h.EUID),
+			Fix: "let this user search every directory on the way (chmod o+x, or an ACL), or run agentbox as a user who can",
+		}
+	case isLoop(err):
+		return &InputError{
+			Field: field, Msg: fmt.Sprintf("%s cannot be resolved: too many levels of symbolic links%s", given, at),
+			Fix: "a symlink on the way points back at itself; fix or remove it",
+		}
+	}
+	return &InputError{Field: field, Msg: fmt.Sprintf("%s cannot be resolved: %v", given, err), Fix: "check the path"}
+}
+
+// isLoop reports a symlink loop: ELOOP from the kernel, errLoop from
+// realPath, or path/filepath.EvalSymlinks's own count, which is a plain
+// error with no identity to test but its text.
+func isLoop(err error) bool {
+	return errors.Is(err, syscall.ELOOP) || errors.Is(err, errLoop) || strings.Contains(err.Error(), "too many links")
 }

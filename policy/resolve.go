@@ -22,13 +22,31 @@ func (e *HostError) Error() string {
 	return e.What + "; " + e.Fix
 }
 
+// RefusedError refuses a plan that would break the boundary whatever the
+// user asked for (id maps that reach host root, from a subordinate id range
+// that includes 0), and says how to fix the host. The CLI maps it to exit
+// code 3, a refused boundary.
+type RefusedError struct {
+	What string
+	Fix  string
+}
+
+func (e *RefusedError) Error() string {
+	if e.Fix == "" {
+		return e.What
+	}
+	return e.What + "; " + e.Fix
+}
+
 // Agent identity inside the sandbox when the workspace owner is root.
 const (
 	AgentUID  = 1000
 	AgentGID  = 1000
 	AgentUser = "agent"
 	AgentHome = "/home/agent"
-	Hostname  = "agentbox"
+	// Hostname is the sandbox's host name, the one source: the plan's
+	// and spec.Default's.
+	Hostname = "agentbox"
 )
 
 // Resolve turns a policy and a command into a Plan for host h. It reads the
@@ -89,13 +107,16 @@ func (r *resolver) resolveWorkspace() error {
 	}
 	real, err := r.h.FS.EvalSymlinks(r.abs(ws))
 	if err != nil {
-		return &InputError{Field: "workspace", Msg: fmt.Sprintf("%s does not exist", ws), Fix: "create it or pass --workspace DIR"}
+		return r.unusable("workspace", ws, err, "create it or pass --workspace DIR")
 	}
 	fi, err := r.h.FS.Stat(real)
 	if err != nil || !fi.Mode.IsDir() {
 		return &InputError{Field: "workspace", Msg: fmt.Sprintf("%s is not a directory", real), Fix: "pass --workspace DIR with a project directory"}
 	}
-	if err := r.refuse("workspace", ws, real, r.classify(real)); err != nil {
+	// The workspace is classified as the audit classifies it, declared: a
+	// directory inside a home or below /tmp is fine, the home itself, one
+	// holding homes, a system directory or /tmp itself is not.
+	if err := r.refuse("workspace", ws, real, r.classify(real, BindFacts{Workspaces: []string{real}})); err != nil {
 		return err
 	}
 	r.plan.Workspace, r.plan.Cwd = real, real
@@ -114,21 +135,60 @@ func ResolveWorkspace(p Policy, h Host) (string, error) {
 	return r.plan.Workspace, nil
 }
 
+// classify is ClassifyBind with this host's facts: its home directories,
+// and whether real is a unix socket.
+func (r *resolver) classify(real string, f BindFacts) PathClass {
+	f.Homes = r.h.Homes
+	if fi, err := r.h.FS.Stat(real); err == nil && fi.Mode.Type() == fs.ModeSocket {
+		f.Socket = true
+	}
+	return ClassifyBind(real, f)
+}
+
 // refuse rejects a path of a class that may never be bound, unless the
-// policy accepts the matching finding code for it with a reason.
-func (r *resolver) refuse(field, given, real string, c pathClass) error {
-	if c.code == "" || (c.code != codeHostRoot && r.accepts(c.code, real)) {
+// policy accepts the matching finding code for it with a reason. The host
+// root is refused even then.
+func (r *resolver) refuse(field, given, real string, c PathClass) error {
+	if c.Code == "" || (c.Code != CodeHostRoot && r.accepts(c.Code, real)) {
 		return nil
 	}
-	msg := fmt.Sprintf("%s resolves to %s, %s", given, real, c.what)
-	if given == real {
-		msg = fmt.Sprintf("%s is %s", real, c.what)
+	msg := c.Describe(real)
+	if given != real {
+		msg = fmt.Sprintf("%s resolves to %s, which %s", given, real, c.What)
 	}
-	fix := "bind a narrower directory"
-	if c.code != codeHostRoot {
-		fix += fmt.Sprintf(", or accept it in %s with: accept: [{code: %s, subject: %q, reason: \"…\"}]", FileName, c.code, real)
+	fix := PathFixes[c.Code]
+	if field == "workspace" {
+		fix = "use a project directory as the workspace (--workspace DIR)"
 	}
-	return &InputError{Field: field, Msg: msg, Fix: fix}
+	if c.Code != CodeHostRoot {
+		fix += "; or " + AcceptHint(c.Code, real)
+	}
+	return &PathRefusal{Code: c.Code, Path: real, Err: &InputError{Field: field, Msg: msg, Fix: fix}}
+}
+
+// PathRefusal is the planner's refusal of a path of a class ClassifyBind
+// names: bad input (Err, exit code 2) with the finding code, which the
+// audit would report for the same path.
+type PathRefusal struct {
+	Code string // the finding code, CodeSocket…CodeSystem
+	Path string // the resolved path
+	Err  *InputError
+}
+
+func (e *PathRefusal) Error() string { return e.Err.Error() }
+func (e *PathRefusal) Unwrap() error { return e.Err }
+
+// AcceptHint is the one text that says how to tolerate a refused finding:
+// on the command line, which accepts every finding of the code, or in a
+// policy file, where subject narrows the acceptance to that path and what
+// lies below it ("" names none). Both need a written reason, which the run
+// records.
+func AcceptHint(code, subject string) string {
+	yaml := fmt.Sprintf("{code: %s, reason: \"…\"}", code)
+	if subject != "" {
+		yaml = fmt.Sprintf("{code: %s, subject: %q, reason: \"…\"}", code, subject)
+	}
+	return fmt.Sprintf("accept it with --accept %s=REASON, or in %s with: accept: [%s]", code, FileName, yaml)
 }
 
 func (r *resolver) accepts(code, subject string) bool {
@@ -210,9 +270,10 @@ func (r *resolver) resolveBinds() error {
 			case errors.As(err, &in):
 				return err
 			case err != nil:
-				return &InputError{Field: field, Msg: fmt.Sprintf("%s does not exist", b), Fix: "create it or remove the bind"}
+				return r.unusable(field, b, err, "create it or remove the bind")
 			}
-			if err := r.refuse(field, b, real, r.classify(real)); err != nil {
+			c := r.classify(real, BindFacts{ReadOnly: l.ro, Workspaces: []string{r.plan.Workspace}})
+			if err := r.refuse(field, b, real, c); err != nil {
 				return err
 			}
 			r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindExtra, Source: real, Destination: real, ReadOnly: l.ro})

@@ -2,7 +2,9 @@ package policy
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -99,19 +101,32 @@ func TestResolveRefuses(t *testing.T) {
 		argv  []string
 		setup func(*fakeFS, *Host)
 		want  string
+		code  string // the class's finding code; "" for refusals of no path class
 	}{
-		{name: "workspace is /", p: Policy{Workspace: "/"}, want: "the host's root directory"},
-		{name: "workspace is a home", p: Policy{Workspace: "/home/ana"}, want: "home directory /home/ana"},
-		{name: "workspace contains homes", p: Policy{Workspace: "/home"}, want: "home directory"},
-		{name: "workspace is a system dir", p: Policy{Workspace: "/etc/ssl"}, want: "system directory /etc"},
+		{name: "workspace is /", p: Policy{Workspace: "/"}, want: "the host's root directory", code: CodeHostRoot},
+		{name: "workspace is a home", p: Policy{Workspace: "/home/ana"}, want: "is the home directory /home/ana", code: CodeHome},
+		{name: "workspace contains homes", p: Policy{Workspace: "/home"}, want: "/home contains the home directory /home/ana", code: CodeHome},
+		{name: "workspace is a system dir", p: Policy{Workspace: "/etc/ssl"}, want: "inside the system directory /etc", code: CodeSystem},
+		{name: "workspace in /opt", p: Policy{Workspace: "/opt/proj"}, setup: func(f *fakeFS, _ *Host) { f.dir("/opt", 0, 0); f.dir("/opt/proj", 0, 0) }, want: "inside the system directory /opt", code: CodeSystem},
+		{name: "workspace is /tmp", p: Policy{Workspace: "/tmp"}, want: "the host's shared /tmp", code: CodeSystem},
 		{name: "workspace missing", p: Policy{Workspace: "/nope"}, want: "/nope does not exist"},
-		{name: "workspace through a symlink to home", p: Policy{Workspace: "/srv/link"}, setup: func(f *fakeFS, _ *Host) { f.link("/srv/link", "/home/ana") }, want: "/srv/link resolves to /home/ana"},
-		{name: "socket bind", p: Policy{Binds: Binds{ReadOnly: []string{"/run/docker.sock"}}}, want: "container engine socket"},
-		{name: "socket via /var/run", p: Policy{Binds: Binds{ReadOnly: []string{"/var/run/docker.sock"}}}, setup: func(f *fakeFS, _ *Host) { f.link("/var/run", "/run") }, want: "container engine socket"},
-		{name: "socket by any name", p: Policy{Binds: Binds{ReadWrite: []string{"/srv/api"}}}, setup: func(f *fakeFS, _ *Host) { f.files["/srv/api"] = FileInfo{Mode: 0o660 | 1<<24} }, want: "container engine socket"},
-		{name: "dotdot into home", p: Policy{Binds: Binds{ReadOnly: []string{"/srv/../home/ana"}}}, want: "home directory"},
-		{name: "system dir bind", p: Policy{Binds: Binds{ReadWrite: []string{"/var"}}}, want: "system directory /var"},
-		{name: "host root bind", p: Policy{Binds: Binds{ReadOnly: []string{"/"}}, Accept: []Acceptance{{Code: "host-root-mounted", Reason: "x"}}}, want: "host's root"},
+		{name: "workspace through a symlink to home", p: Policy{Workspace: "/srv/link"}, setup: func(f *fakeFS, _ *Host) { f.link("/srv/link", "/home/ana") }, want: "/srv/link resolves to /home/ana, which is the home directory", code: CodeHome},
+		{name: "socket bind", p: Policy{Binds: Binds{ReadOnly: []string{"/run/docker.sock"}}}, want: "/run/docker.sock is a container engine socket", code: CodeSocket},
+		{name: "socket via /var/run", p: Policy{Binds: Binds{ReadOnly: []string{"/var/run/docker.sock"}}}, setup: func(f *fakeFS, _ *Host) { f.link("/var/run", "/run") }, want: "container engine socket", code: CodeSocket},
+		{name: "socket by any name", p: Policy{Binds: Binds{ReadWrite: []string{"/srv/api"}}}, setup: func(f *fakeFS, _ *Host) { f.files["/srv/api"] = FileInfo{Mode: 0o660 | fs.ModeSocket} }, want: "container engine socket", code: CodeSocket},
+		{name: "dir holding a socket", p: Policy{Binds: Binds{ReadOnly: []string{"/run"}}}, want: "/run contains the container engine socket /run/docker.sock", code: CodeSocket},
+		{name: "rootless runtime dir", p: Policy{Binds: Binds{ReadOnly: []string{"/run/user/1000"}}}, setup: func(f *fakeFS, _ *Host) { f.dir("/run/user", 0, 0); f.dir("/run/user/1000", 1000, 1000) }, want: "per-user runtime sockets", code: CodeSocket},
+		{name: "kubelet plugin dir", p: Policy{Binds: Binds{ReadOnly: []string{"/var/lib/kubelet/plugins_registry"}}}, setup: func(f *fakeFS, _ *Host) {
+			f.dir("/var/lib", 0, 0)
+			f.dir("/var/lib/kubelet", 0, 0)
+			f.dir("/var/lib/kubelet/plugins_registry", 0, 0)
+		}, want: "container engine socket", code: CodeSocket},
+		{name: "dotdot into home", p: Policy{Binds: Binds{ReadOnly: []string{"/srv/../home/ana"}}}, want: "home directory", code: CodeHome},
+		{name: "inside a home", p: Policy{Binds: Binds{ReadOnly: []string{"/home/ana/.ssh"}}}, setup: func(f *fakeFS, _ *Host) { f.dir("/home/ana/.ssh", 1000, 1000) }, want: "inside the home directory /home/ana; read-only does not help", code: CodeHome},
+		{name: "system dir bind", p: Policy{Binds: Binds{ReadWrite: []string{"/var"}}}, want: "/var is the system directory /var", code: CodeSystem},
+		{name: "writable code dir", p: Policy{Binds: Binds{ReadWrite: []string{"/usr/lib"}}}, want: "inside the system directory /usr", code: CodeSystem},
+		{name: "host's /tmp", p: Policy{Binds: Binds{ReadWrite: []string{"/tmp"}}}, want: "shared /tmp", code: CodeSystem},
+		{name: "host root bind", p: Policy{Binds: Binds{ReadOnly: []string{"/"}}, Accept: []Acceptance{{Code: "host-root-mounted", Reason: "x"}}}, want: "host's root", code: CodeHostRoot},
 		{name: "command not found", argv: []string{"codex"}, want: `"codex" not found on PATH`},
 		{name: "duplicate bind", p: Policy{Binds: Binds{ReadOnly: []string{"/srv/proj"}}}, want: "mounted twice"},
 	}
@@ -125,6 +140,155 @@ func TestResolveRefuses(t *testing.T) {
 			var in *InputError
 			if !errors.As(err, &in) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Resolve error = %v, want an InputError containing %q", err, tt.want)
+			}
+			code := ""
+			if pr := (*PathRefusal)(nil); errors.As(err, &pr) {
+				code = pr.Code
+			}
+			if code != tt.code {
+				t.Errorf("Resolve error = %v: path class %q, want %q", err, code, tt.code)
+			}
+			if tt.code != "" && tt.code != CodeHostRoot && !strings.Contains(err.Error(), "--accept "+tt.code+"=REASON") {
+				t.Errorf("Resolve error = %v, want it to say how to accept %s", err, tt.code)
+			}
+			if tt.code != "" && tt.p.Workspace == "" && !strings.Contains(err.Error(), PathFixes[tt.code]) {
+				t.Errorf("Resolve error = %v, want the class's fix %q", err, PathFixes[tt.code])
+			}
+		})
+	}
+}
+
+// What the planner lets through of the classes, because the audit does:
+// a workspace below /tmp or inside a home, read-only binds of code and of
+// harmless files, a bind inside the workspace, a directory of one's own.
+func TestResolveBindsTheAuditPasses(t *testing.T) {
+	tests := []struct {
+		name  string
+		p     Policy
+		setup func(*fakeFS, *Host)
+	}{
+		{"workspace below /tmp", Policy{Workspace: "/tmp/ws"}, func(f *fakeFS, _ *Host) { f.dir("/tmp/ws", 0, 0) }},
+		{"workspace inside a home", Policy{Workspace: "/home/ana/proj"}, func(f *fakeFS, _ *Host) { f.dir("/home/ana/proj", 1000, 1000) }},
+		{"read-only code", Policy{Binds: Binds{ReadOnly: []string{"/usr/lib"}}}, nil},
+		{"read-only /opt", Policy{Binds: Binds{ReadOnly: []string{"/opt/tool"}}}, func(f *fakeFS, _ *Host) { f.dir("/opt", 0, 0); f.dir("/opt/tool", 0, 0) }},
+		{"read-only harmless file", Policy{Binds: Binds{ReadOnly: []string{"/etc/timezone"}}}, func(f *fakeFS, _ *Host) { f.file("/etc/timezone", 0o644, 0) }},
+		{"bind inside the workspace in a home", Policy{Workspace: "/home/ana/proj", Binds: Binds{ReadOnly: []string{"/home/ana/proj/vendor"}}}, func(f *fakeFS, _ *Host) {
+			f.dir("/home/ana/proj", 1000, 1000)
+			f.dir("/home/ana/proj/vendor", 1000, 1000)
+		}},
+		{"a directory below /tmp", Policy{Binds: Binds{ReadWrite: []string{"/tmp/cache"}}}, func(f *fakeFS, _ *Host) { f.dir("/tmp/cache", 0, 0) }},
+		{
+			"accepted inside a home",
+			Policy{Binds: Binds{ReadOnly: []string{"/home/ana/.gitconfig"}}, Accept: []Acceptance{{Code: CodeHome, Subject: "/home/ana/.gitconfig", Reason: "git identity"}}},
+			func(f *fakeFS, _ *Host) { f.file("/home/ana/.gitconfig", 0o644, 1000) },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := resolve(t, tt.p, []string{"sh"}, tt.setup); err != nil {
+				t.Errorf("Resolve: %v", err)
+			}
+		})
+	}
+}
+
+// A path that cannot be resolved is reported as what the system said: a
+// missing path, a directory this user cannot search, a symlink loop.
+func TestResolveSaysWhyAPathCannotBeResolved(t *testing.T) {
+	tests := []struct {
+		name  string
+		p     Policy
+		setup func(*fakeFS, *Host)
+		want  string
+		fix   string
+	}{
+		{"missing bind", Policy{Binds: Binds{ReadOnly: []string{"/srv/data"}}}, nil, "/srv/data does not exist", "create it or remove the bind"},
+		{"unsearchable bind", Policy{Binds: Binds{ReadOnly: []string{"/srv/locked/data"}}}, func(f *fakeFS, h *Host) {
+			f.errs["/srv/locked"] = fs.ErrPermission
+			h.EUID = 1000
+		}, "/srv/locked/data cannot be resolved: permission denied (at /srv/locked) for uid 1000", "search every directory on the way"},
+		{
+			"unsearchable workspace",
+			Policy{Workspace: "/srv/locked/ws"},
+			func(f *fakeFS, _ *Host) { f.errs["/srv/locked"] = fs.ErrPermission },
+			"/srv/locked/ws cannot be resolved: permission denied (at /srv/locked)", "run agentbox as a user who can",
+		},
+		{
+			"workspace loop",
+			Policy{Workspace: "/srv/a"},
+			func(f *fakeFS, _ *Host) { f.errs["/srv/a"] = syscall.ELOOP },
+			"/srv/a cannot be resolved: too many levels of symbolic links", "fix or remove it",
+		},
+		{
+			"other error",
+			Policy{Workspace: "/srv/io"},
+			func(f *fakeFS, _ *Host) { f.errs["/srv/io"] = syscall.EIO },
+			"/srv/io cannot be resolved: lstat /srv/io: input/output error", "check the path",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := resolve(t, tt.p, []string{"sh"}, tt.setup)
+			var in *InputError
+			if !errors.As(err, &in) || !strings.Contains(in.Msg, tt.want) || !strings.Contains(in.Fix, tt.fix) {
+				t.Errorf("Resolve error = %v, want an InputError saying %q, fix %q", err, tt.want, tt.fix)
+			}
+			if tt.want != "/srv/data does not exist" && strings.Contains(err.Error(), "does not exist") {
+				t.Errorf("Resolve error = %v calls an existing path missing", err)
+			}
+		})
+	}
+}
+
+// The refusal's fix names both ways to accept, the same text everywhere.
+func TestAcceptHint(t *testing.T) {
+	want := `accept it with --accept home-directory-mounted=REASON, or in agentbox.yaml with: accept: [{code: home-directory-mounted, subject: "/home/ana/.ssh", reason: "…"}]`
+	if got := AcceptHint(CodeHome, "/home/ana/.ssh"); got != want {
+		t.Errorf("AcceptHint = %q, want %q", got, want)
+	}
+	if got := AcceptHint(CodeSocket, ""); strings.Contains(got, "subject") || !strings.Contains(got, "--accept container-socket-mounted=REASON") {
+		t.Errorf("AcceptHint without a subject = %q", got)
+	}
+}
+
+// A map that reaches host root is a refusal (exit 3), not a host error,
+// and names the file to fix and how.
+func TestHostRootMapIsRefused(t *testing.T) {
+	rootMap := func(uid bool) func(*fakeFS, *Host) {
+		return func(_ *fakeFS, h *Host) {
+			h.MapIDs = func(IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
+				bad := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 0, Size: 65536}}
+				good := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+				if uid {
+					return bad, good, nil
+				}
+				return good, bad, nil
+			}
+		}
+	}
+	tests := []struct {
+		name  string
+		setup func(*fakeFS, *Host)
+		want  []string
+	}{
+		{"uid", rootMap(true), []string{"uid map 0→0 (65536 ids) would make sandbox uid 0 host root", "agentbox's entry in /etc/subuid", "usermod --del-subuids 0-65535 --add-subuids 200000-265535 agentbox"}},
+		{"gid", rootMap(false), []string{"gid map 0→0", "/etc/subgid", "--del-subgids 0-65535"}},
+		{"rootless", func(f *fakeFS, h *Host) {
+			rootMap(true)(f, h)
+			h.EUID, h.EGID = 1000, 1000
+		}, []string{"your entry in /etc/subuid", "$USER"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := resolve(t, Policy{}, []string{"sh"}, tt.setup)
+			var ref *RefusedError
+			if !errors.As(err, &ref) {
+				t.Fatalf("Resolve error = %v, want a RefusedError", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Resolve error = %v, want it to say %q", err, w)
+				}
 			}
 		})
 	}

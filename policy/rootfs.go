@@ -60,7 +60,7 @@ func (r *resolver) systemEntry(p string, kind MountKind) {
 func (r *resolver) imageRootfs() error {
 	root, err := r.h.FS.EvalSymlinks(r.abs(r.p.Rootfs))
 	if err != nil {
-		return &InputError{Field: "rootfs", Msg: fmt.Sprintf("%s does not exist", r.p.Rootfs), Fix: "unpack an image root there, or drop --rootfs to use the host's system directories"}
+		return r.unusable("rootfs", r.p.Rootfs, err, "unpack an image root there, or drop --rootfs to use the host's system directories")
 	}
 	entries, err := r.h.FS.ReadDir(root)
 	if err != nil || len(entries) == 0 {

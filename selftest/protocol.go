@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -206,10 +209,12 @@ func (l *Launcher) Close() error { return l.conn.Close() }
 // returned as an InitError.
 func (l *Launcher) recv(ctx context.Context, want ...string) (Message, error) {
 	m, err := l.conn.Recv(ctx)
-	if err != nil {
-		return m, fmt.Errorf("read from init: %w", err)
-	}
-	if m.Type == MsgError {
+	switch {
+	case errors.Is(err, io.EOF):
+		return m, fmt.Errorf("agentbox-init closed its channel before it reported %s: it exited or was killed (its own agentbox-init: lines, if any, are above): %w", waitingFor(want), err)
+	case err != nil:
+		return m, fmt.Errorf("read from agentbox-init while waiting for %s: %w", waitingFor(want), err)
+	case m.Type == MsgError:
 		return m, &InitError{Reason: m.Reason}
 	}
 	for _, w := range want {
@@ -217,7 +222,50 @@ func (l *Launcher) recv(ctx context.Context, want ...string) (Message, error) {
 			return m, nil
 		}
 	}
-	return m, fmt.Errorf("init protocol: got %q, want one of %v", m.Type, want)
+	return m, &ProtocolError{Got: m, Want: want}
+}
+
+// ProtocolError is a message from init that the launcher did not wait for:
+// an agentbox-init of another build, or one that went wrong.
+type ProtocolError struct {
+	Got  Message  // what init sent
+	Want []string // the message types the launcher waited for
+}
+
+func (e *ProtocolError) Error() string {
+	var what string
+	switch m := e.Got; {
+	case m.Type == MsgExit && m.Code != nil:
+		what = fmt.Sprintf("agentbox-init reported that the agent exited with status %d", *m.Code)
+	case m.Type == MsgResult || m.Type == MsgExit:
+		what = fmt.Sprintf("agentbox-init sent a %q message without its content", m.Type)
+	default:
+		what = fmt.Sprintf("agentbox-init sent a %q message", clip(m.Type))
+	}
+	return fmt.Sprintf("%s while agentbox waited for %s: this agentbox-init speaks another version of the init protocol, or failed (its own agentbox-init: lines, if any, are above); "+
+		"rebuild both with 'make build', or point AGENTBOX_INIT at the agentbox-init built with this agentbox", what, waitingFor(e.Want))
+}
+
+// waitingFor says in words what the launcher waits for when it waits for
+// the message types want.
+func waitingFor(want []string) string {
+	switch {
+	case slices.Contains(want, MsgResult), slices.Contains(want, MsgProbesDone):
+		return "the probe results"
+	case slices.Contains(want, MsgStarted):
+		return "the agent's start"
+	case slices.Contains(want, MsgExit):
+		return "the agent's exit status"
+	}
+	return strings.Join(want, " or ")
+}
+
+// clip bounds a string init sent (it runs in the sandbox) for an error.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 // InitError is a failure init reported before starting the agent.

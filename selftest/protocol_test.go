@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +126,66 @@ func TestProtocolErrors(t *testing.T) {
 	defer end2.Close()
 	if _, err := l2.Results(short); err == nil {
 		t.Error("Results did not honour the deadline")
+	}
+}
+
+// What the launcher says when init sends what it did not wait for, or
+// goes away: what init reported, what the launcher waited for, and what to
+// do, in the user's words (not the protocol's message names).
+func TestProtocolErrorsSayWhatInitDid(t *testing.T) {
+	code := 7
+	tests := []struct {
+		name string
+		send func(*Conn)
+		recv func(context.Context, *Launcher) error
+		want []string
+	}{
+		{
+			"exit before the results", func(c *Conn) { _ = c.Send(Message{Type: MsgExit, Code: &code}) },
+			func(ctx context.Context, l *Launcher) error { _, err := l.Results(ctx); return err },
+			[]string{"the agent exited with status 7", "waited for the probe results", "make build"},
+		},
+		{
+			"unknown message", func(c *Conn) { _ = c.Send(Message{Type: "hello\n"}) },
+			func(ctx context.Context, l *Launcher) error { _, err := l.Started(ctx); return err },
+			[]string{`"hello\n"`, "waited for the agent's start", "AGENTBOX_INIT"},
+		},
+		{
+			"result without a result", func(c *Conn) { _ = c.Send(Message{Type: MsgResult}) },
+			func(ctx context.Context, l *Launcher) error { _, err := l.Results(ctx); return err },
+			[]string{`"result" message without its content`},
+		},
+		{
+			"channel closed", func(c *Conn) { c.Close() },
+			func(ctx context.Context, l *Launcher) error { _, err := l.Wait(ctx); return err },
+			[]string{"closed its channel before it reported the agent's exit status", "exited or was killed"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, initEnd, err := NewLauncher()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			side, err := NewConn(initEnd)
+			initEnd.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer side.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			tt.send(side)
+			err = tt.recv(ctx, l)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,8 @@ package spec
 
 import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // Namespaces are the namespaces every sandbox gets.
@@ -98,7 +100,7 @@ func Default() *specs.Spec {
 	return &specs.Spec{
 		Version:  OCIVersion,
 		Root:     &specs.Root{Path: "rootfs", Readonly: true},
-		Hostname: "agentbox",
+		Hostname: policy.Hostname,
 		Process: &specs.Process{
 			User:            specs.User{UID: 65534, GID: 65534},
 			Cwd:             "/",

@@ -105,8 +105,15 @@ func WithHostname(name string) Opt {
 	}
 }
 
-// WithUserNamespace sets the id maps of the (always new) user namespace.
-// A map that reaches host root is refused here too.
+// WithUserNamespace sets the id maps of the (always new) user namespace,
+// and adds the namespace when the spec lacks it (runc refuses maps without
+// one), as containerd's option does. A spec that joins an existing user
+// namespace (a path) is refused: the maps are for a new one.
+//
+// A map that reaches host root is refused here too, although the planner
+// refuses it first (policy's checkNoHostRoot, which names /etc/subuid and
+// the fix): defence in depth, so that no spec this package renders, from
+// any plan, runs the sandbox's ids as host root.
 func WithUserNamespace(uids, gids []specs.LinuxIDMapping) Opt {
 	return func(s *specs.Spec) error {
 		if len(uids) == 0 || len(gids) == 0 {
@@ -118,10 +125,28 @@ func WithUserNamespace(uids, gids []specs.LinuxIDMapping) Opt {
 			}
 		}
 		l := ensureLinux(s)
+		if err := ensureNamespace(l, specs.UserNamespace); err != nil {
+			return fmt.Errorf("user namespace: %w", err)
+		}
 		l.UIDMappings = append([]specs.LinuxIDMapping(nil), uids...)
 		l.GIDMappings = append([]specs.LinuxIDMapping(nil), gids...)
 		return nil
 	}
+}
+
+// ensureNamespace adds a new namespace of type t to l unless l has one; a
+// namespace of type t that is joined by path is an error.
+func ensureNamespace(l *specs.Linux, t specs.LinuxNamespaceType) error {
+	for _, ns := range l.Namespaces {
+		if ns.Type == t && ns.Path != "" {
+			return fmt.Errorf("the spec joins the %s namespace at %s; a new one is needed", t, ns.Path)
+		}
+		if ns.Type == t {
+			return nil
+		}
+	}
+	l.Namespaces = append(l.Namespaces, specs.LinuxNamespace{Type: t})
+	return nil
 }
 
 // WithRootfs points the root at path, read-only.
@@ -176,16 +201,16 @@ func WithLimits(l *policy.ResolvedLimits) Opt {
 	}
 }
 
-// WithLSM names the SELinux labels or the AppArmor profile.
+// WithLSM names the SELinux labels or the AppArmor profile. LSMNone
+// changes nothing.
 func WithLSM(l policy.LSM) Opt {
 	return func(s *specs.Spec) error {
-		p := ensureProcess(s)
 		switch l.Kind {
 		case policy.LSMSELinux:
-			p.SelinuxLabel = l.ProcessLabel
+			ensureProcess(s).SelinuxLabel = l.ProcessLabel
 			ensureLinux(s).MountLabel = l.MountLabel
 		case policy.LSMAppArmor:
-			p.ApparmorProfile = l.AppArmorProfile
+			ensureProcess(s).ApparmorProfile = l.AppArmorProfile
 		default:
 			// LSMNone: Landlock, which init applies, needs nothing in the spec
 		}

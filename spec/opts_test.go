@@ -31,7 +31,7 @@ func TestOptionsOnZeroSpec(t *testing.T) {
 		}}}},
 		{"terminal", WithTerminal(true), specs.Spec{Process: &specs.Process{Terminal: true}}},
 		{"hostname", WithHostname("box"), specs.Spec{Hostname: "box"}},
-		{"userns", WithUserNamespace(uids, uids), specs.Spec{Linux: &specs.Linux{UIDMappings: uids, GIDMappings: uids}}},
+		{"userns", WithUserNamespace(uids, uids), specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace}}, UIDMappings: uids, GIDMappings: uids}}},
 		{"rootfs", WithRootfs("r"), specs.Spec{Root: &specs.Root{Path: "r", Readonly: true}}},
 		{"seccomp", WithSeccomp(&specs.LinuxSeccomp{DefaultAction: specs.ActErrno}), specs.Spec{Linux: &specs.Linux{Seccomp: &specs.LinuxSeccomp{DefaultAction: specs.ActErrno}}}},
 		{"cgroup", WithCgroupsPath("/agentbox/x"), specs.Spec{Linux: &specs.Linux{CgroupsPath: "/agentbox/x"}}},
@@ -44,7 +44,7 @@ func TestOptionsOnZeroSpec(t *testing.T) {
 		{"no limits", WithLimits(nil), specs.Spec{}},
 		{"selinux", WithLSM(policy.LSM{Kind: policy.LSMSELinux, ProcessLabel: "p", MountLabel: "m"}), specs.Spec{Process: &specs.Process{SelinuxLabel: "p"}, Linux: &specs.Linux{MountLabel: "m"}}},
 		{"apparmor", WithLSM(policy.LSM{Kind: policy.LSMAppArmor, AppArmorProfile: "agentbox-default"}), specs.Spec{Process: &specs.Process{ApparmorProfile: "agentbox-default"}}},
-		{"no lsm", WithLSM(policy.LSM{Kind: policy.LSMNone}), specs.Spec{Process: &specs.Process{}}},
+		{"no lsm", WithLSM(policy.LSM{Kind: policy.LSMNone}), specs.Spec{}},
 		{"mounts", WithMounts([]policy.Mount{
 			{Kind: policy.KindSystem, Source: "/usr", Destination: "/usr", ReadOnly: true},
 			{Kind: policy.KindWorkspace, Source: "/w", Destination: "/w"},
@@ -85,6 +85,31 @@ func TestOptionsRefuse(t *testing.T) {
 		if err := Apply(&specs.Spec{}, o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// runc refuses id maps without a user namespace ("user namespaces aren't
+// enabled in the config"): the option adds the namespace once, and refuses
+// to map a namespace the spec joins.
+func TestUserNamespaceEntry(t *testing.T) {
+	uids := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+	s := Default()
+	if err := Apply(s, WithUserNamespace(uids, uids)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == specs.UserNamespace {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d user namespace entries on the default spec, want 1", n)
+	}
+	joined := &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.UserNamespace, Path: "/proc/1/ns/user"}}}}
+	err := Apply(joined, WithUserNamespace(uids, uids))
+	if err == nil || !strings.Contains(err.Error(), "/proc/1/ns/user") {
+		t.Errorf("maps for a joined user namespace: %v, want a refusal naming it", err)
 	}
 }
 

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentbox/agentbox/internal/policytest"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/seccomp/profiles"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -17,39 +19,23 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// defaultPlan is what policy.Resolve produces for the zero policy, a
-// root-owned workspace and `sh`, on a merged-/usr amd64 host: agentbox-init
-// is the first process, as uid 0 of the user namespace with InitCaps.
-func defaultPlan() *policy.Plan {
-	maps := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
-	return &policy.Plan{
-		Command:   []string{"/usr/bin/sh"},
-		Init:      policy.InitPath,
-		Env:       []string{"PATH=" + policy.SystemPath, "HOME=/home/agent", "USER=agent", "LOGNAME=agent", "TERM=xterm"},
-		Cwd:       "/srv/proj",
-		Workspace: "/srv/proj",
-		Identity: policy.Identity{
-			UID: 1000, GID: 1000, User: "agent", Home: "/home/agent", GrantWorkspace: true, UIDMappings: maps, GIDMappings: maps,
-			Init: policy.InitIdentity{Split: true, Caps: policy.InitCaps},
-		},
-		Hostname: "agentbox",
-		Rootfs:   policy.Rootfs{Symlinks: map[string]string{"/bin": "usr/bin"}, Files: map[string]string{"/etc/hosts": "127.0.0.1\tlocalhost\n"}},
-		Mounts: []policy.Mount{
-			{Kind: policy.KindEtc, Source: "/etc/ssl/certs", Destination: "/etc/ssl/certs", ReadOnly: true},
-			{Kind: policy.KindTmpfs, Destination: "/home/agent", Options: []string{"mode=0700", "uid=1000", "gid=1000"}},
-			{Kind: policy.KindWorkspace, Source: "/srv/proj", Destination: "/srv/proj"},
-			{Kind: policy.KindTmpfs, Destination: "/tmp", Options: []string{"mode=1777"}},
-			{Kind: policy.KindSystem, Source: "/usr", Destination: "/usr", ReadOnly: true},
-		},
-		Limits:  &policy.ResolvedLimits{MemoryBytes: 4 << 30, Pids: 512, CPUWeight: 100},
-		LSM:     policy.LSM{Kind: policy.LSMNone},
-		Runtime: policy.Runtime{Name: "runc", Path: "/usr/sbin/runc"},
+// defaultPlan is what policy.Resolve makes of the zero policy and `sh` for
+// a root launcher in a root-owned workspace on a merged-/usr host
+// (policytest.Host): agentbox-init is the first process, as uid 0 of the
+// user namespace with InitCaps. It is Resolve's own output, so the golden
+// follows the planner instead of a copy of it.
+func defaultPlan(t *testing.T) *policy.Plan {
+	t.Helper()
+	plan, err := policy.Resolve(policy.Policy{}, []string{"sh"}, policytest.Host(policytest.NewFS()), "/run/agentbox/runs/RUN_ID/bundle")
+	if err != nil {
+		t.Fatal(err)
 	}
+	return plan
 }
 
 func renderDefault(t *testing.T) []byte {
 	t.Helper()
-	s, err := FromPlan(defaultPlan(), Extras{
+	s, err := FromPlan(defaultPlan(t), Extras{
 		Seccomp:     profiles.Default().OCI(specs.ArchX86_64),
 		CgroupsPath: "/agentbox/RUN_ID",
 	})
@@ -75,8 +61,8 @@ func TestGoldenDefaultConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./spec -update to create it)", err)
 	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("config.json differs from %s; review the change and run go test ./spec -update", golden)
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("config.json differs from %s (-golden +rendered); review the change and run go test ./spec -update:\n%s", golden, d)
 	}
 }
 

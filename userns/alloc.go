@@ -72,12 +72,24 @@ func (a *Allocator) Allocate(runID string) (Lease, error) {
 				return a.write(lease)
 			}
 		}
-		return fmt.Errorf("%w: all %d-id slots (%s) are leased; list them with Leases and release those of finished runs", ErrExhausted, SlotSize, a.Host.Source())
+		return exhausted(len(taken), a.Host.Source())
 	})
 	if err != nil {
 		return Lease{}, fmt.Errorf("allocate id slot: %w", err)
 	}
 	return lease, nil
+}
+
+// exhausted says that every slot is leased, by how many runs, and what to
+// do: `agentbox gc` frees the slots of runs whose launcher died, and a
+// larger dedicated range allows more runs at once.
+func exhausted(leased int, src Source) error {
+	more := "give agentbox a dedicated range for more runs at once (usermod --add-subuids 2000000-2655359 --add-subgids 2000000-2655359 agentbox; see docs/userns.md)"
+	if src == SourceDedicated {
+		more = "add ids to agentbox's entries in /etc/subuid and /etc/subgid for more runs at once (65536 per run)"
+	}
+	return fmt.Errorf("%w: every slot of %d ids in the %s range is leased (%d leases), to runs still going or to runs whose launcher died; run 'agentbox gc' to free the slots of runs that are gone, or %s",
+		ErrExhausted, SlotSize, src, leased, more)
 }
 
 // Release frees the slot leased to runID. Releasing a run that holds no

@@ -90,8 +90,18 @@ func TestAllocateErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := a.Allocate("c"); !errors.Is(err, ErrExhausted) {
+		_, err := a.Allocate("c")
+		if !errors.Is(err, ErrExhausted) {
 			t.Errorf("err = %v, want ErrExhausted", err)
+		}
+		// The user is told the command that frees slots, not a Go API.
+		for _, want := range []string{"agentbox gc", "2 leases", "/etc/subuid"} {
+			if err != nil && !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %v, want it to say %q", err, want)
+			}
+		}
+		if err != nil && strings.Contains(err.Error(), "Leases") {
+			t.Errorf("err = %v names a Go API", err)
 		}
 	})
 	t.Run("bad host files", func(t *testing.T) {
