@@ -77,7 +77,7 @@ func TestPlannerAndAuditAgree(t *testing.T) {
 				p.Binds.ReadWrite = []string{tt.path}
 			}
 			planner := ""
-			_, err := policy.Resolve(p, []string{"sh"}, h, "/run/agentbox/runs/R/bundle")
+			_, err := policy.Resolve(p, []string{"sh"}, h, policy.Run{ID: "R", Bundle: "/run/agentbox/runs/R/bundle"})
 			var pr *policy.PathRefusal
 			switch {
 			case errors.As(err, &pr):

@@ -21,7 +21,7 @@ func TestPlanHostResolves(t *testing.T) {
 		CanLimit: false, LimitReason: "no delegation", InitPath: "/usr/lib/agentbox/agentbox-init",
 	})
 	p := policy.Policy{Runtime: "no-such-runtime-on-this-host", Limits: policy.Limits{Memory: "1GiB", Pids: 64, CPUWeight: 200}}
-	plan, err := policy.Resolve(p, PlanArgv, h, "")
+	plan, err := policy.Resolve(p, PlanArgv, h, policy.Run{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestPlanHostResolves(t *testing.T) {
 	}
 	aa := h
 	aa.AppArmor = true
-	if p, err := policy.Resolve(policy.Policy{}, PlanArgv, PlanHost(aa), ""); err != nil || p.LSM.Kind != policy.LSMAppArmor {
+	if p, err := policy.Resolve(policy.Policy{}, PlanArgv, PlanHost(aa), policy.Run{}); err != nil || p.LSM.Kind != policy.LSMAppArmor {
 		t.Errorf("with AppArmor enabled the plan chose %+v (%v), want agentbox's profile", p.LSM, err)
 	}
 	out, err := Render(plan, testOptions(ws, "codex"))

@@ -141,7 +141,11 @@ func within(p, dir string) bool {
 }
 
 func (r *renderer) seccomp() error {
-	b, err := profiles.Default().JSON(r.o.Arch)
+	p, ok := profiles.Named(r.plan.Seccomp)
+	if !ok {
+		return fmt.Errorf("the plan names seccomp profile %q, which agentbox does not have", r.plan.Seccomp)
+	}
+	b, err := p.JSON(r.o.Arch)
 	if err != nil {
 		return err
 	}

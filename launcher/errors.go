@@ -101,8 +101,9 @@ func WithKind(k Kind, err error) error { return &Error{Kind: k, Err: err} }
 
 // KindOf is the one mapper from an error to its kind, for every
 // subcommand: a container engine that does not answer is the host's; then
-// an *Error's own kind; a refusal, an untrusted workspace policy or one
-// changed since it was reviewed is a refused boundary; bad input of any package (policy, audit, compose, the
+// an *Error's own kind; a refusal (the launcher's or the planner's), an
+// untrusted workspace policy or one changed since it was reviewed is a
+// refused boundary; bad input of any package (policy, audit, compose, the
 // evidence channel) is a usage error; anything else is the host's.
 func KindOf(err error) Kind {
 	var (
@@ -110,6 +111,7 @@ func KindOf(err error) Kind {
 		ref       *refusal
 		untrusted *policy.UntrustedError
 		changed   *policy.ChangedError
+		prefused  *policy.RefusedError
 		pin       *policy.InputError
 		ain       *audit.InputError
 		cin       *compose.InputError
@@ -123,7 +125,7 @@ func KindOf(err error) Kind {
 		return e.Kind
 	case errors.As(err, &pin), errors.As(err, &ain), errors.As(err, &cin), errors.As(err, &conflict), errors.As(err, &evidence):
 		return KindUsage
-	case errors.As(err, &ref), errors.As(err, &untrusted), errors.As(err, &changed):
+	case errors.As(err, &ref), errors.As(err, &prefused), errors.As(err, &untrusted), errors.As(err, &changed):
 		return KindRefused
 	}
 	return KindHost

@@ -31,6 +31,7 @@ func TestKindOfMapsEveryErrorToItsExitCode(t *testing.T) {
 		{"untrusted", &policy.UntrustedError{Path: "/ws/agentbox.yaml"}, ExitRefused},
 		{"changed", &policy.ChangedError{Path: "/ws/agentbox.yaml"}, ExitRefused},
 		{"refusal", refusef("the boundary failed %d probe(s)", 2), ExitRefused},
+		{"planner's refusal", fmt.Errorf("identity: %w", &policy.RefusedError{What: "uid map 0→0 reaches host root"}), ExitRefused},
 		{"step of a refusal", StepError("self-test", refusef("no")), ExitRefused},
 		{"marked usage", WithKind(KindUsage, errors.New("ledger unreadable")), ExitUsage},
 		{"marked host over input", WithKind(KindHost, &policy.InputError{Msg: "x"}), ExitHost},

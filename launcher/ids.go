@@ -24,8 +24,8 @@ type idAllocation struct {
 }
 
 // allocateIDs leases an id slot (as root) and installs the id mapper the
-// planner calls. With dry set nothing is leased: the first free slot is
-// shown as the one a run would get.
+// planner calls. With dry set nothing is leased: the allocator's Peek shows
+// the slot a run would get.
 func (l *launch) allocateIDs(dry bool) error {
 	if l.host.EUID != 0 {
 		return l.rootlessIDs()
@@ -47,7 +47,7 @@ func (l *launch) allocateIDs(dry bool) error {
 
 func (l *launch) slot(dry bool) (userns.Slot, error) {
 	if dry {
-		return firstFreeSlot(l.ids.alloc)
+		return l.ids.alloc.Peek()
 	}
 	lease, err := l.ids.alloc.Allocate(l.runID)
 	if err != nil {
@@ -56,27 +56,6 @@ func (l *launch) slot(dry bool) (userns.Slot, error) {
 	l.ids.lease = &lease
 	l.meta.Lease = lease.RunID
 	return lease.Slot, l.runDir.WriteMeta(l.meta)
-}
-
-func firstFreeSlot(a *userns.Allocator) (userns.Slot, error) {
-	leases, err := a.Leases()
-	if err != nil {
-		return userns.Slot{}, err
-	}
-	taken := map[uint32]bool{}
-	for _, l := range leases {
-		taken[l.Slot.UID] = true
-	}
-	slots, err := a.Host.Slots()
-	if err != nil {
-		return userns.Slot{}, err
-	}
-	for s := range slots {
-		if !taken[s.UID] {
-			return s, nil
-		}
-	}
-	return userns.Slot{}, userns.ErrExhausted
 }
 
 func mapSlot(slot userns.Slot, req policy.IDRequest) (uids, gids []specs.LinuxIDMapping, err error) {

@@ -182,7 +182,7 @@ func (l *launch) resolvePlan() error {
 	if l.runDir != nil {
 		bundle = l.runDir.Bundle()
 	}
-	plan, err := policy.Resolve(l.policy, l.argv(), l.host, bundle)
+	plan, err := policy.Resolve(l.policy, l.argv(), l.host, policy.Run{ID: l.runIDOrPlaceholder(), Bundle: bundle})
 	if err != nil {
 		return err
 	}
@@ -200,16 +200,18 @@ func (l *launch) argv() []string {
 	return l.cfg.Argv
 }
 
+// render is the spec of the plan, with the seccomp filter of the plan's
+// profile for this machine's architecture.
 func (l *launch) render() error {
-	sc, err := profiles.Default().NativeOCI()
+	p, ok := profiles.Named(l.plan.Seccomp)
+	if !ok {
+		return fmt.Errorf("the plan names seccomp profile %q, which agentbox does not have", l.plan.Seccomp)
+	}
+	sc, err := p.NativeOCI()
 	if err != nil {
 		return err
 	}
-	x := spec.Extras{Seccomp: sc}
-	if !l.plan.Identity.Rootless {
-		x.CgroupsPath = "/agentbox/" + l.runIDOrPlaceholder()
-	}
-	s, err := spec.FromPlan(l.plan, x)
+	s, err := spec.FromPlan(l.plan, spec.Extras{Seccomp: sc})
 	if err != nil {
 		return err
 	}
@@ -217,11 +219,12 @@ func (l *launch) render() error {
 	return nil
 }
 
-// runIDOrPlaceholder names the cgroup; `agentbox spec` runs nothing and
-// has no run id, so its config shows where a run's cgroup would go.
+// runIDOrPlaceholder is the run the plan is for; `agentbox spec` runs
+// nothing and has no run id, so its config shows where a run's cgroup
+// would go.
 func (l *launch) runIDOrPlaceholder() string {
 	if l.runID == "" {
-		return "RUN_ID"
+		return policy.RunIDPlaceholder
 	}
 	return l.runID
 }

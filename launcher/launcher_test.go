@@ -324,3 +324,35 @@ func TestSelfTestOnTheFakeEngine(t *testing.T) {
 		})
 	}
 }
+
+// agentbox spec is Run's recipe, dry: the same steps up to the render, in
+// the same order, minus those that leave something behind; it calls no
+// engine, makes no run directory and leases no ids, and its spec is what a
+// run renders (the plan's cgroup and seccomp profile).
+func TestSpecIsTheRunsRecipeDry(t *testing.T) {
+	r := newFakeRun(t, fakeInit{Probes: passing})
+	s, err := Spec(t.Context(), r.cfg)
+	if err != nil {
+		t.Fatalf("spec: %v", err)
+	}
+	dry := slices.DeleteFunc(slices.Clone(prepareSteps[:slices.Index(prepareSteps, "render")+1]), func(s string) bool {
+		return s == "env canary" || s == "gc" || s == "run directory"
+	})
+	if diff := cmp.Diff(dry, r.steps); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if calls := r.eng.called(); len(calls) != 0 {
+		t.Errorf("engine calls %v", calls)
+	}
+	want := ""
+	if os.Geteuid() == 0 {
+		want = "/agentbox/" + policy.RunIDPlaceholder
+	}
+	if s.Linux == nil || s.Linux.CgroupsPath != want || s.Linux.Seccomp == nil || len(s.Linux.Seccomp.Syscalls) == 0 {
+		t.Errorf("spec's cgroup %q (want %q), seccomp %v", s.Linux.CgroupsPath, want, s.Linux.Seccomp != nil)
+	}
+	r.assertNothingLeft(t)
+	if recs := r.records(t); len(recs) != 0 {
+		t.Errorf("spec recorded %d runs", len(recs))
+	}
+}

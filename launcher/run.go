@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -76,19 +77,38 @@ func (l *launch) run(ctx context.Context) (int, error) {
 // prepare is the Prepare stage: every step up to a created, not yet
 // started sandbox whose init holds its configuration.
 func (l *launch) prepare(ctx context.Context) error {
-	return l.runSteps(ctx, []namedStep{
+	return l.runSteps(ctx, l.recipe(ctx, false))
+}
+
+// recipe is the Prepare stage's steps. Dry (agentbox spec) is the same
+// recipe up to the rendered spec with nothing made, leased or started: no
+// canary, no gc, no run directory, the gateway's socket where a run's
+// would be, the id slot a run would get (the allocator's Peek).
+func (l *launch) recipe(ctx context.Context, dry bool) []namedStep {
+	planned := []namedStep{
 		{"policy", l.loadPolicy},
 		{"env canary", func() error { l.st.canaries.plantEnvCanary(); return nil }},
 		{"host", l.captureHost},
 		{"gc", l.collectStale},
 		{"run directory", l.createRunDir},
 		{"gateway", l.startGateway},
-		{"ids", func() error { return l.allocateIDs(false) }},
+		{"ids", func() error { return l.allocateIDs(dry) }},
 		{"workspace", l.inspectWorkspace},
 		{"plan", l.resolvePlan},
 		{"evidence", l.checkEvidence},
 		{"agent", l.prepareAgent},
 		{"render", l.render},
+	}
+	if dry {
+		skip := []string{"env canary", "gc", "run directory"}
+		planned = slices.DeleteFunc(planned, func(s namedStep) bool { return slices.Contains(skip, s.name) })
+		planned[slices.IndexFunc(planned, func(s namedStep) bool { return s.name == "gateway" })].run = func() error {
+			l.host.GatewaySocket = l.specGatewaySocket()
+			return nil
+		}
+		return planned
+	}
+	return append(planned, []namedStep{
 		{"audit", l.auditSpec},
 		{"bundle", l.writeBundle},
 		{"lsm", l.loadLSM},
@@ -97,7 +117,7 @@ func (l *launch) prepare(ctx context.Context) error {
 		{"init channel", l.openInit},
 		{"create", func() error { return l.create(ctx) }},
 		{"configure init", l.configureInit},
-	})
+	}...)
 }
 
 // startAndWait is the Start, Verify, HandOver and Wait stages of a run.

@@ -34,6 +34,14 @@ type Plan struct {
 	LSM LSM `json:"lsm"`
 	// Runtime is the OCI runtime to run the bundle with.
 	Runtime Runtime `json:"runtime"`
+	// CgroupsPath is the sandbox's cgroup below the hierarchy's root,
+	// /agentbox/RUN_ID; empty when agentbox places none: rootless (the
+	// runtime picks one the user may write) or a plan of no run (compose,
+	// where the engine does).
+	CgroupsPath string `json:"cgroups_path,omitempty"`
+	// Seccomp names the seccomp profile the sandbox gets
+	// (seccomp/profiles.Named); the renderers install it.
+	Seccomp string `json:"seccomp"`
 	// Terminal is true when the agent gets a TTY.
 	Terminal bool `json:"terminal"`
 	// Network is what the gateway lets out and what the agent may use

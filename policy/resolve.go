@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+
+	"github.com/agentbox/agentbox/seccomp/profiles"
 )
 
 // HostError says that this host cannot provide something the plan needs,
@@ -49,14 +51,26 @@ const (
 	Hostname = "agentbox"
 )
 
-// Resolve turns a policy and a command into a Plan for host h. It reads the
-// host only through h and changes nothing. bundle is the directory the
-// launcher will write the bundle into.
-func Resolve(p Policy, argv []string, h Host, bundle string) (*Plan, error) {
+// Run names the launch a plan is for: its run id (RunIDPlaceholder for
+// `agentbox spec`, which runs nothing; empty for a plan of no run of
+// agentbox's own, such as compose's) and the directory the launcher writes
+// its bundle into.
+type Run struct {
+	ID     string
+	Bundle string
+}
+
+// RunIDPlaceholder stands for the run id in a plan made for no run
+// (agentbox spec shows where a run's cgroup would go).
+const RunIDPlaceholder = "RUN_ID"
+
+// Resolve turns a policy and a command into a Plan for host h and launch
+// run. It reads the host only through h and changes nothing.
+func Resolve(p Policy, argv []string, h Host, run Run) (*Plan, error) {
 	if len(argv) == 0 {
 		return nil, &InputError{Field: "command", Msg: "no command to run", Fix: "give one after --, for example: agentbox run -- sh"}
 	}
-	r := &resolver{p: p, h: h, bundle: bundle, plan: &Plan{Hostname: Hostname, Terminal: h.Terminal, Accepted: p.Accept}}
+	r := &resolver{p: p, h: h, run: run, bundle: run.Bundle, plan: &Plan{Hostname: Hostname, Terminal: h.Terminal, Accepted: p.Accept}}
 	steps := []struct {
 		name string
 		run  func() error
@@ -69,6 +83,8 @@ func Resolve(p Policy, argv []string, h Host, bundle string) (*Plan, error) {
 		{"identity", r.resolveIdentity},
 		{"environment", r.resolveEnv},
 		{"limits", r.resolveLimits},
+		{"cgroup", r.resolveCgroup},
+		{"seccomp", r.resolveSeccomp},
 		{"lsm", r.resolveLSM},
 		{"init", r.resolveInit},
 		{"gateway", r.resolveGateway},
@@ -87,6 +103,7 @@ func Resolve(p Policy, argv []string, h Host, bundle string) (*Plan, error) {
 type resolver struct {
 	p      Policy
 	h      Host
+	run    Run
 	bundle string
 	plan   *Plan
 	// bins are install directories to put in front of PATH inside.
@@ -320,5 +337,22 @@ func (r *resolver) finishMounts() error {
 			return &InputError{Field: "binds", Msg: fmt.Sprintf("%s is mounted twice (%s and %s)", ms[i].Destination, ms[i-1].Kind, ms[i].Kind), Fix: "remove the duplicate bind"}
 		}
 	}
+	return nil
+}
+
+// resolveCgroup places a root launcher's sandbox in a cgroup of the run's
+// own below /agentbox; rootless, or for a plan of no run, agentbox places
+// none.
+func (r *resolver) resolveCgroup() error {
+	if !r.plan.Identity.Rootless && r.run.ID != "" {
+		r.plan.CgroupsPath = "/agentbox/" + r.run.ID
+	}
+	return nil
+}
+
+// resolveSeccomp chooses the seccomp profile: agentbox's allowlist, the
+// only one there is.
+func (r *resolver) resolveSeccomp() error {
+	r.plan.Seccomp = profiles.Default().Name
 	return nil
 }

@@ -20,7 +20,7 @@ func resolve(t *testing.T, p Policy, argv []string, setup func(*fakeFS, *Host)) 
 	if setup != nil {
 		setup(f, &h)
 	}
-	return Resolve(p, argv, h, "/run/agentbox/runs/R/bundle")
+	return Resolve(p, argv, h, Run{ID: "R", Bundle: "/run/agentbox/runs/R/bundle"})
 }
 
 func mountsOf(p *Plan, kind MountKind) []Mount {
@@ -526,6 +526,37 @@ func TestInitIdentity(t *testing.T) {
 			}
 			if len(shared) == 1 && !cmp.Equal(shared[0].Probes, InitSharedProbes) {
 				t.Errorf("residual names probes %v, want %v", shared[0].Probes, InitSharedProbes)
+			}
+		})
+	}
+}
+
+// The plan places a root launcher's sandbox in a cgroup of its run's own
+// and none rootless or for a plan of no run, and names the seccomp
+// profile: decisions of the plan, not of the renderers.
+func TestResolveCgroupAndSeccomp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  Run
+		euid uint32
+		want string
+	}{
+		{"root", Run{ID: "R", Bundle: "/run/agentbox/runs/R/bundle"}, 0, "/agentbox/R"},
+		{"spec", Run{ID: RunIDPlaceholder}, 0, "/agentbox/RUN_ID"},
+		{"rootless", Run{ID: "R"}, 1000, ""},
+		{"no run", Run{}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeFS()
+			f.dir("/srv/proj", tc.euid, tc.euid)
+			h := testHost(f)
+			h.EUID, h.EGID = tc.euid, tc.euid
+			plan, err := Resolve(Policy{}, []string{"sh"}, h, tc.run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.CgroupsPath != tc.want || plan.Seccomp != "agentbox" {
+				t.Errorf("cgroup %q, seccomp %q; want %q and agentbox", plan.CgroupsPath, plan.Seccomp, tc.want)
 			}
 		})
 	}

@@ -44,7 +44,7 @@ func TestResolveRefusesUntrustedRuntime(t *testing.T) {
 			h := testHost(f)
 			f.dir("/srv/proj", 0, 0)
 			tt.setup(f)
-			_, err := Resolve(Policy{Runtime: tt.given}, []string{"sh"}, h, "/run/agentbox/x/bundle")
+			_, err := Resolve(Policy{Runtime: tt.given}, []string{"sh"}, h, Run{ID: "x", Bundle: "/run/agentbox/x/bundle"})
 			var in *InputError
 			if !errors.As(err, &in) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want an input error containing %q", err, tt.want)
@@ -59,7 +59,7 @@ func TestResolveAcceptsRootOwnedRuntime(t *testing.T) {
 	f.dir("/srv/proj", 0, 0)
 	f.dir("/opt", 0, 0)
 	f.file("/opt/runc", 0o755, 0)
-	plan, err := Resolve(Policy{Runtime: "/opt/runc"}, []string{"sh"}, h, "/run/agentbox/x/bundle")
+	plan, err := Resolve(Policy{Runtime: "/opt/runc"}, []string{"sh"}, h, Run{ID: "x", Bundle: "/run/agentbox/x/bundle"})
 	if err != nil || plan.Runtime.Path != "/opt/runc" {
 		t.Fatalf("plan %+v, err %v", plan, err)
 	}

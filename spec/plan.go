@@ -6,15 +6,15 @@ import (
 	"github.com/agentbox/agentbox/policy"
 )
 
-// Extras are the parts of a spec that come from agentbox itself rather than
-// from the plan: the seccomp profile and the cgroup. (No hook raises lo:
+// Extras are the parts of a spec that the plan names but does not hold:
+// the compiled seccomp filter of the plan's profile, and where the bundle
+// keeps the root. (No hook raises lo:
 // runc and crun raise it in every network namespace they create, and the
 // gateway-reachable probe refuses a sandbox where it is down.)
 type Extras struct {
-	// Seccomp is the filter to install (seccomp/profiles).
+	// Seccomp is the filter of the plan's profile (seccomp/profiles.Named
+	// of Plan.Seccomp), compiled for the sandbox's architecture.
 	Seccomp *specs.LinuxSeccomp
-	// CgroupsPath is the sandbox's cgroup, for example /agentbox/RUN_ID.
-	CgroupsPath string
 	// RootfsPath is the root directory, relative to the bundle.
 	RootfsPath string
 }
@@ -49,8 +49,8 @@ func Options(plan *policy.Plan, x Extras) []Opt {
 		WithLSM(plan.LSM),
 		WithSeccomp(x.Seccomp),
 	}
-	if x.CgroupsPath != "" {
-		opts = append(opts, WithCgroupsPath(x.CgroupsPath))
+	if plan.CgroupsPath != "" {
+		opts = append(opts, WithCgroupsPath(plan.CgroupsPath))
 	}
 	return opts
 }

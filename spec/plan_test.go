@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // follows the planner instead of a copy of it.
 func defaultPlan(t *testing.T) *policy.Plan {
 	t.Helper()
-	plan, err := policy.Resolve(policy.Policy{}, []string{"sh"}, policytest.Host(policytest.NewFS()), "/run/agentbox/runs/RUN_ID/bundle")
+	plan, err := policy.Resolve(policy.Policy{}, []string{"sh"}, policytest.Host(policytest.NewFS()), policy.Run{ID: policy.RunIDPlaceholder, Bundle: "/run/agentbox/runs/RUN_ID/bundle"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,10 +35,12 @@ func defaultPlan(t *testing.T) *policy.Plan {
 
 func renderDefault(t *testing.T) []byte {
 	t.Helper()
-	s, err := FromPlan(defaultPlan(t), Extras{
-		Seccomp:     profiles.Default().OCI(specs.ArchX86_64),
-		CgroupsPath: "/agentbox/RUN_ID",
-	})
+	plan := defaultPlan(t)
+	p, ok := profiles.Named(plan.Seccomp)
+	if !ok {
+		t.Fatalf("the plan names seccomp profile %q, which does not exist", plan.Seccomp)
+	}
+	s, err := FromPlan(plan, Extras{Seccomp: p.OCI(specs.ArchX86_64)})
 	if err != nil {
 		t.Fatal(err)
 	}

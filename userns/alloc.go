@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,18 +67,53 @@ func (a *Allocator) Allocate(runID string) (Lease, error) {
 		if slices.ContainsFunc(taken, func(l Lease) bool { return l.RunID == runID }) {
 			return fmt.Errorf("%w: %s", ErrAlreadyLeased, runID)
 		}
-		for s := range cands {
-			if !slices.ContainsFunc(taken, func(l Lease) bool { return l.Slot.overlaps(s) }) {
-				lease = Lease{RunID: runID, Slot: s, PID: os.Getpid(), Created: a.clock().UTC()}
-				return a.write(lease)
-			}
+		s, ok := firstFree(cands, taken)
+		if !ok {
+			return exhausted(len(taken), a.Host.Source())
 		}
-		return exhausted(len(taken), a.Host.Source())
+		lease = Lease{RunID: runID, Slot: s, PID: os.Getpid(), Created: a.clock().UTC()}
+		return a.write(lease)
 	})
 	if err != nil {
 		return Lease{}, fmt.Errorf("allocate id slot: %w", err)
 	}
 	return lease, nil
+}
+
+// Peek returns the slot Allocate would lease now, and leases nothing
+// (agentbox spec shows the ids a run would get).
+func (a *Allocator) Peek() (Slot, error) {
+	cands, err := a.Host.Slots()
+	if err != nil {
+		return Slot{}, fmt.Errorf("peek id slot: %w", err)
+	}
+	var slot Slot
+	err = a.locked(syscall.LOCK_SH, func() error {
+		taken, err := a.read()
+		if err != nil {
+			return err
+		}
+		s, ok := firstFree(cands, taken)
+		if !ok {
+			return exhausted(len(taken), a.Host.Source())
+		}
+		slot = s
+		return nil
+	})
+	if err != nil {
+		return Slot{}, fmt.Errorf("peek id slot: %w", err)
+	}
+	return slot, nil
+}
+
+// firstFree is the lowest candidate slot that overlaps no taken one.
+func firstFree(cands iter.Seq[Slot], taken []Lease) (Slot, bool) {
+	for s := range cands {
+		if !slices.ContainsFunc(taken, func(l Lease) bool { return l.Slot.overlaps(s) }) {
+			return s, true
+		}
+	}
+	return Slot{}, false
 }
 
 // exhausted says that every slot is leased, by how many runs, and what to

@@ -142,6 +142,32 @@ func TestLeaseSurvivesHostChange(t *testing.T) {
 	}
 }
 
+// Peek is the slot Allocate leases next, and leases nothing: also when the
+// candidates changed since, where a slot that overlaps an old lease
+// without starting at its uid is taken (agentbox spec used to show one by
+// exact uid, which a run would never get).
+func TestPeekIsTheSlotAllocateLeases(t *testing.T) {
+	a := newAlloc(t, HostIDs{})
+	if _, err := a.Allocate("old"); err != nil { // 100000..165535
+		t.Fatal(err)
+	}
+	a.Host = HostIDs{SubUIDs: []SubIDEntry{{"ana", 90000, 20000}}} // candidates now start at 110000
+	peeked, err := a.Peek()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if peeked.overlaps(bslot(100000)) {
+		t.Errorf("peeked slot %v overlaps the old lease", peeked)
+	}
+	if leases, _ := a.Leases(); len(leases) != 1 {
+		t.Errorf("Peek leased: %v", leases)
+	}
+	l, err := a.Allocate("new")
+	if err != nil || l.Slot != peeked {
+		t.Errorf("Allocate leased %v (%v), Peek said %v", l.Slot, err, peeked)
+	}
+}
+
 const (
 	helperEnv   = "AGENTBOX_USERNS_ALLOC_HELPER"
 	helperProcs = 4

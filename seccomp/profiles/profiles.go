@@ -234,3 +234,12 @@ func DeniedCalls() []Call {
 }
 
 func uintPtr(v uint) *uint { return &v }
+
+// Named returns the profile called name. Default ("agentbox") is the only
+// one: the planner names it in the Plan, and the renderers install it.
+func Named(name string) (Profile, bool) {
+	if p := Default(); p.Name == name {
+		return p, true
+	}
+	return Profile{}, false
+}

@@ -70,6 +70,7 @@ func Plan(ws string) *policy.Plan {
 		Limits:    &policy.ResolvedLimits{MemoryBytes: 4 << 30, Pids: 512, CPUWeight: 100},
 		LSM:       policy.LSM{Kind: policy.LSMNone},
 		Runtime:   policy.Runtime{Name: "runc", Path: "/usr/sbin/runc"},
+		Seccomp:   "agentbox",
 		Residuals: []policy.Residual{{Code: "lsm-unavailable", Reason: "neither SELinux nor AppArmor is enabled on this host"}},
 	}
 }
