@@ -24,8 +24,8 @@ type auditFlags struct {
 	accept, workspaces, allowEnv, internal, profiles         []string
 }
 
-func runAudit(ctx context.Context, io stdio, args []string) int {
-	fs := newFlags(io, "audit", "[flags] CONTAINER|BUNDLE|config.json|inspect.json|compose.yaml...")
+func runAudit(ctx context.Context, s stdio, args []string) int {
+	fs := newFlags(s, "audit", "[flags] CONTAINER|BUNDLE|config.json|inspect.json|compose.yaml...")
 	var f auditFlags
 	fs.StringVar(&f.engine, "engine", "docker", "engine that runs CONTAINER: docker or podman")
 	fs.StringVar(&f.host, "host", "", "engine socket path (default: DOCKER_HOST/CONTAINER_HOST or the engine's default socket)")
@@ -47,41 +47,41 @@ func runAudit(ctx context.Context, io stdio, args []string) int {
 		return code
 	}
 	if f.codes {
-		_ = audit.WriteCatalog(io.Out)
+		_ = audit.WriteCatalog(s.Out)
 		return exitOK
 	}
 	if len(targets) == 0 || len(cmd) > 0 {
 		fs.Usage()
 		return exitUsage
 	}
-	opts, err := auditOptions(io, f)
+	opts, err := auditOptions(s, f)
 	if err != nil {
-		return fail(io, "audit", launcher.WithKind(launcher.KindUsage, err))
+		return fail(s, "audit", launcher.WithKind(launcher.KindUsage, err))
 	}
-	cs, err := audit.Load(ctx, targets, loadOptions(io, f))
+	cs, err := audit.Load(ctx, targets, loadOptions(s, f))
 	if err != nil {
 		// What audit cannot load is bad input; an engine that does not
 		// answer stays the host's (launcher.KindOf).
-		return fail(io, "audit", launcher.WithKind(launcher.KindUsage, err))
+		return fail(s, "audit", launcher.WithKind(launcher.KindUsage, err))
 	}
 	start := time.Now().UTC()
 	r := audit.Audit(cs, opts)
-	code = finishAudit(io, f, r)
-	recordAudit(io, start, targets, r, code)
+	code = finishAudit(s, f, r)
+	recordAudit(s, start, targets, r, code)
 	return code
 }
 
 // recordAudit appends the audit to the evidence ledger. A ledger that
 // cannot be written is a warning, not a different audit result.
-func recordAudit(io stdio, start time.Time, targets []string, r audit.Report, code int) {
+func recordAudit(s stdio, start time.Time, targets []string, r audit.Report, code int) {
 	note := fmt.Sprintf("%d container(s), %d finding(s) failing", len(r.Containers), len(r.Unaccepted()))
 	rec := launcher.AuditRecord(append([]string{"agentbox", "audit"}, targets...), start, r, code, note)
-	if err := launcher.AppendRecord(io.Getenv, rec); err != nil {
-		fmt.Fprintf(io.Err, "agentbox audit: warning: ledger: %v\n", err)
+	if err := launcher.AppendRecord(s.Getenv, rec); err != nil {
+		fmt.Fprintf(s.Err, "agentbox audit: warning: ledger: %v\n", err)
 	}
 }
 
-func auditOptions(io stdio, f auditFlags) (audit.Options, error) {
+func auditOptions(s stdio, f auditFlags) (audit.Options, error) {
 	if f.asJSON {
 		f.format = "json"
 	}
@@ -92,7 +92,7 @@ func auditOptions(io stdio, f auditFlags) (audit.Options, error) {
 	}
 	o := audit.Options{
 		AllowEnv: f.allowEnv, InternalNetworks: f.internal,
-		HomeDirs: host.Homes("/etc/passwd", io.Getenv("HOME")),
+		HomeDirs: host.Homes("/etc/passwd", s.Getenv("HOME")),
 	}
 	for _, a := range f.accept {
 		code, reason, err := audit.ParseAccept(a)
@@ -111,7 +111,7 @@ func auditOptions(io stdio, f auditFlags) (audit.Options, error) {
 	return o, nil
 }
 
-func loadOptions(io stdio, f auditFlags) audit.LoadOptions {
+func loadOptions(s stdio, f auditFlags) audit.LoadOptions {
 	return audit.LoadOptions{
 		Kind: f.source, Engine: f.engine, Host: f.host,
 		Compose: audit.ComposeOptions{Env: os.Environ(), Profiles: f.profiles, WorkingDir: f.projectDir},
@@ -120,26 +120,26 @@ func loadOptions(io stdio, f auditFlags) audit.LoadOptions {
 
 // finishAudit writes the report, appends the labbook record and returns 1
 // when a finding fails, 0 otherwise.
-func finishAudit(io stdio, f auditFlags, r audit.Report) int {
+func finishAudit(s stdio, f auditFlags, r audit.Report) int {
 	if f.asJSON {
 		f.format = "json"
 	}
 	var err error
 	switch {
 	case f.diagnose:
-		err = audit.WriteDiagnose(io.Out, r)
+		err = audit.WriteDiagnose(s.Out, r)
 	case f.format == "json":
-		err = audit.WriteJSON(io.Out, r)
+		err = audit.WriteJSON(s.Out, r)
 	case f.format == "sarif":
-		err = audit.WriteSARIF(io.Out, r, "")
+		err = audit.WriteSARIF(s.Out, r, "")
 	default:
-		err = audit.WriteText(io.Out, r, useColor(io, f.color))
+		err = audit.WriteText(s.Out, r, useColor(s, f.color))
 	}
 	if err == nil && f.labbook != "" {
 		err = audit.AppendRecord(f.labbook, r)
 	}
 	if err != nil {
-		return fail(io, "audit", launcher.WithKind(launcher.KindUsage, err))
+		return fail(s, "audit", launcher.WithKind(launcher.KindUsage, err))
 	}
 	if len(r.Unaccepted()) > 0 {
 		return exitFindings
@@ -148,15 +148,15 @@ func finishAudit(io stdio, f auditFlags, r audit.Report) int {
 }
 
 // useColor: always, never, or auto (a terminal, NO_COLOR unset, TERM not dumb).
-func useColor(io stdio, mode string) bool {
+func useColor(s stdio, mode string) bool {
 	switch mode {
 	case "always":
 		return true
 	case "never":
 		return false
 	}
-	if io.Getenv("NO_COLOR") != "" || io.Getenv("TERM") == "dumb" {
+	if s.Getenv("NO_COLOR") != "" || s.Getenv("TERM") == "dumb" {
 		return false
 	}
-	return isTerminal(io.Out)
+	return isTerminal(s.Out)
 }

@@ -7,14 +7,14 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// newFlags returns a flag set for one subcommand that reports errors to io.Err
+// newFlags returns a flag set for one subcommand that reports errors to s.Err
 // instead of exiting, so that every usage error maps to exitUsage.
-func newFlags(io stdio, name, synopsis string) *pflag.FlagSet {
+func newFlags(s stdio, name, synopsis string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs.SetOutput(s.Err)
 	fs.SortFlags = false
 	fs.Usage = func() {
-		fmt.Fprintf(io.Err, "usage: agentbox %s %s\n\nflags:\n%s", name, synopsis, fs.FlagUsages())
+		fmt.Fprintf(s.Err, "usage: agentbox %s %s\n\nflags:\n%s", name, synopsis, fs.FlagUsages())
 	}
 	return fs
 }

@@ -18,8 +18,8 @@ func init() {
 
 // runGateway is `agentbox gateway --config FILE`: the gateway of `agentbox
 // run`, on the listener its config names, until SIGINT or SIGTERM.
-func runGateway(ctx context.Context, io stdio, args []string) int {
-	fs := newFlags(io, "gateway", "--config FILE")
+func runGateway(ctx context.Context, s stdio, args []string) int {
+	fs := newFlags(s, "gateway", "--config FILE")
 	path := fs.String("config", "", "gateway config file (YAML or JSON; see docs/gateway.md)")
 	check := fs.Bool("check", false, "validate the config and the token, print the routes, and exit")
 	rest, cmd, code, ok := parseFlags(fs, args)
@@ -32,29 +32,29 @@ func runGateway(ctx context.Context, io stdio, args []string) int {
 	}
 	cfg, err := netpolicy.LoadConfig(*path)
 	if err != nil {
-		return fail(io, "gateway", launcher.WithKind(launcher.KindUsage, err))
+		return fail(s, "gateway", launcher.WithKind(launcher.KindUsage, err))
 	}
 	if cfg.Listen == "" {
-		return fail(io, "gateway", usagef("%s: no listen address; set listen: unix:/path or tcp:HOST:PORT", *path))
+		return fail(s, "gateway", usagef("%s: no listen address; set listen: unix:/path or tcp:HOST:PORT", *path))
 	}
-	if err := cfg.LoadToken(io.Getenv); err != nil {
-		return fail(io, "gateway", usagef("%s: %w", *path, err))
+	if err := cfg.LoadToken(s.Getenv); err != nil {
+		return fail(s, "gateway", usagef("%s: %w", *path, err))
 	}
-	g, err := netpolicy.New(*cfg, netpolicy.WithGetenv(io.Getenv))
+	g, err := netpolicy.New(*cfg, netpolicy.WithGetenv(s.Getenv))
 	if err != nil {
-		return fail(io, "gateway", launcher.WithKind(launcher.KindUsage, err))
+		return fail(s, "gateway", launcher.WithKind(launcher.KindUsage, err))
 	}
-	g.WriteRoutes(io.Err, "agentbox gateway: ", cfg.Allow)
+	g.WriteRoutes(s.Err, "agentbox gateway: ", cfg.Allow)
 	if *check {
 		if err := g.Close(); err != nil && !errors.Is(err, context.Canceled) {
-			return fail(io, "gateway", hostErr(fmt.Errorf("decision log: %w", err)))
+			return fail(s, "gateway", hostErr(fmt.Errorf("decision log: %w", err)))
 		}
 		return exitOK
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := g.ServeUntil(ctx, cfg.Listen, io.Err, "agentbox gateway: "); err != nil {
-		return fail(io, "gateway", hostErr(err))
+	if err := g.ServeUntil(ctx, cfg.Listen, s.Err, "agentbox gateway: "); err != nil {
+		return fail(s, "gateway", hostErr(err))
 	}
 	return exitOK
 }

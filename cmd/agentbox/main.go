@@ -41,7 +41,7 @@ type stdio struct {
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, io stdio, args []string) int
+	run     func(ctx context.Context, s stdio, args []string) int
 }
 
 var commands = map[string]command{}
@@ -62,9 +62,9 @@ func main() {
 }
 
 // dispatch picks the subcommand named by args[0] and runs it.
-func dispatch(ctx context.Context, io stdio, args []string) int {
+func dispatch(ctx context.Context, s stdio, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(io.Out)
+		usage(s.Out)
 		if len(args) == 0 {
 			return exitUsage
 		}
@@ -72,10 +72,10 @@ func dispatch(ctx context.Context, io stdio, args []string) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(io.Err, "agentbox: unknown command %q; run 'agentbox help' for the list\n", args[0])
+		fmt.Fprintf(s.Err, "agentbox: unknown command %q; run 'agentbox help' for the list\n", args[0])
 		return exitUsage
 	}
-	return c.run(ctx, io, args[1:])
+	return c.run(ctx, s, args[1:])
 }
 
 func usage(w io.Writer) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -27,8 +26,7 @@ func runRun(ctx context.Context, s stdio, args []string) int {
 		return code
 	}
 	if len(cmd) == 0 {
-		fmt.Fprintln(s.Err, "agentbox run: no command; give one after --, for example: agentbox run -- sh")
-		return exitUsage
+		return fail(s, "run", usagef("no command; give one after --, for example: agentbox run -- sh"))
 	}
 	cfg, err := f.config(s)
 	if err != nil {

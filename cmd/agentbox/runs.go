@@ -15,8 +15,8 @@ func init() {
 	register(command{name: "runs", summary: "list the records of the evidence ledger, newest first", run: runRuns})
 }
 
-func runRuns(_ context.Context, io stdio, args []string) int {
-	fs := newFlags(io, "runs", "[--json] [--limit N]")
+func runRuns(_ context.Context, s stdio, args []string) int {
+	fs := newFlags(s, "runs", "[--json] [--limit N]")
 	asJSON := fs.Bool("json", false, "print the records as a JSON array")
 	limit := fs.Int("limit", 20, "show the N most recent records; 0 shows all")
 	pos, cmd, code, ok := parseFlags(fs, args)
@@ -27,54 +27,52 @@ func runRuns(_ context.Context, io stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	l, code := openLedger(io, "runs")
+	l, code := openLedger(s, "runs")
 	if l == nil {
 		return code
 	}
 	recs, warns, err := l.List()
-	printLedgerWarnings(io, warns)
+	printLedgerWarnings(s, warns)
 	if err != nil {
-		return fail(io, "runs", launcher.WithKind(launcher.KindUsage, err))
+		return fail(s, "runs", launcher.WithKind(launcher.KindUsage, err))
 	}
 	recs = ledger.Latest(recs, *limit)
 	if *asJSON {
-		return writeJSON(io, "runs", append([]ledger.Record{}, recs...))
+		return writeJSON(s, "runs", append([]ledger.Record{}, recs...))
 	}
 	if len(recs) == 0 {
-		fmt.Fprintf(io.Err, "agentbox runs: no records yet in %s\n", l.Path)
+		fmt.Fprintf(s.Err, "agentbox runs: no records yet in %s\n", l.Path)
 		return exitOK
 	}
-	if err := ledger.WriteTable(io.Out, recs); err != nil {
-		return fail(io, "runs", launcher.WithKind(launcher.KindUsage, err))
+	if err := ledger.WriteTable(s.Out, recs); err != nil {
+		return fail(s, "runs", launcher.WithKind(launcher.KindUsage, err))
 	}
 	return exitOK
 }
 
 // openLedger opens the ledger of this user's state directory; on failure it
 // prints why and returns nil and the exit code.
-func openLedger(io stdio, cmd string) (*ledger.Ledger, int) {
-	dir, err := ledger.StateDir(io.Getenv, os.Geteuid())
+func openLedger(s stdio, cmd string) (*ledger.Ledger, int) {
+	dir, err := ledger.StateDir(s.Getenv, os.Geteuid())
 	if err != nil {
-		fmt.Fprintf(io.Err, "agentbox %s: %v\n", cmd, err)
-		return nil, exitUsage
+		return nil, fail(s, cmd, launcher.WithKind(launcher.KindUsage, err))
 	}
 	return ledger.Open(filepath.Join(dir, ledger.FileName)), exitOK
 }
 
-func printLedgerWarnings(io stdio, warns []error) {
+func printLedgerWarnings(s stdio, warns []error) {
 	for _, w := range warns {
-		fmt.Fprintf(io.Err, "agentbox: warning: %v\n", w)
+		fmt.Fprintf(s.Err, "agentbox: warning: %v\n", w)
 	}
 }
 
 // writeJSON prints v indented, for --json output.
-func writeJSON(io stdio, cmd string, v any) int {
-	enc := json.NewEncoder(io.Out)
+func writeJSON(s stdio, cmd string, v any) int {
+	enc := json.NewEncoder(s.Out)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(io.Err, "agentbox %s: %v\n", cmd, err)
-		return exitUsage
+		return fail(s, cmd, launcher.WithKind(launcher.KindUsage, err))
 	}
 	return exitOK
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/ledger"
@@ -13,8 +12,8 @@ func init() {
 	register(command{name: "show", summary: "print one record of the evidence ledger in full", run: runShow})
 }
 
-func runShow(_ context.Context, io stdio, args []string) int {
-	fs := newFlags(io, "show", "RUN_ID [--json]")
+func runShow(_ context.Context, s stdio, args []string) int {
+	fs := newFlags(s, "show", "RUN_ID [--json]")
 	asJSON := fs.Bool("json", false, "print the record as JSON")
 	pos, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
@@ -24,23 +23,22 @@ func runShow(_ context.Context, io stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	l, code := openLedger(io, "show")
+	l, code := openLedger(s, "show")
 	if l == nil {
 		return code
 	}
 	r, warns, err := l.Get(pos[0])
-	printLedgerWarnings(io, warns)
+	printLedgerWarnings(s, warns)
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
-		fmt.Fprintf(io.Err, "agentbox show: no run %q in %s; list the recorded runs with 'agentbox runs'\n", pos[0], l.Path)
-		return exitUsage
+		return fail(s, "show", usagef("no run %q in %s; list the recorded runs with 'agentbox runs'", pos[0], l.Path))
 	case err != nil:
-		return fail(io, "show", launcher.WithKind(launcher.KindUsage, err))
+		return fail(s, "show", launcher.WithKind(launcher.KindUsage, err))
 	case *asJSON:
-		return writeJSON(io, "show", r)
+		return writeJSON(s, "show", r)
 	}
-	if err := ledger.WriteRecord(io.Out, r); err != nil {
-		return fail(io, "show", launcher.WithKind(launcher.KindUsage, err))
+	if err := ledger.WriteRecord(s.Out, r); err != nil {
+		return fail(s, "show", launcher.WithKind(launcher.KindUsage, err))
 	}
 	return exitOK
 }
