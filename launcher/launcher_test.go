@@ -244,6 +244,9 @@ func TestProbesDecideTheHandOver(t *testing.T) {
 	if !errors.As(err, &e) || e.Step != "self-test" || res.ExitCode != ExitRefused || len(res.Failed) != 1 || res.Failed[0].Probe != "mount-denied" {
 		t.Fatalf("error %v (exit %d), failed %v; want a refusal naming mount-denied", err, res.ExitCode, res.Failed)
 	}
+	if !strings.Contains(err.Error(), "agentbox doctor") || strings.Contains(err.Error(), "--allow-unknown") {
+		t.Errorf("refusal %q: want the next step, and --allow-unknown only for an UNKNOWN", err)
+	}
 	if slices.Contains(r.steps, "hand over") {
 		t.Error("the agent was handed the sandbox")
 	}

@@ -181,7 +181,7 @@ func (l *launch) checkBoundary(ctx context.Context) error {
 	l.printProbes(failed)
 	if len(failed) > 0 {
 		_ = l.st.init.Abort(fmt.Sprintf("%d probe(s) failed", len(failed)))
-		return refusef("the boundary failed %d probe(s): %s; nothing was started", len(failed), strings.Join(probeNames(failed), ", "))
+		return refusef("the boundary failed %d probe(s): %s; nothing was started%s", len(failed), strings.Join(probeNames(failed), ", "), probeFix(failed))
 	}
 	return nil
 }
@@ -315,6 +315,16 @@ func (l *launch) printProbes(failed []selftest.Result) {
 func ProbeLine(r selftest.Result) string {
 	data, _ := json.Marshal(ledgerProbes([]selftest.Result{r})[0])
 	return string(data)
+}
+
+// probeFix says what to do next: find what the host lacks, and, for a
+// probe that could not decide, how to accept that with a reason.
+func probeFix(failed []selftest.Result) string {
+	fix := "; 'agentbox doctor' checks what this host provides"
+	if slices.ContainsFunc(failed, func(r selftest.Result) bool { return r.Decision == selftest.Unknown }) {
+		fix += ", and --allow-unknown PROBE=reason accepts a probe that cannot decide here (recorded)"
+	}
+	return fix
 }
 
 func probeNames(rs []selftest.Result) []string {
