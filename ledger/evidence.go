@@ -73,8 +73,8 @@ func inheritedEvidence(dest string, n int) (*Evidence, error) {
 	if err != nil || fl&unix.O_ACCMODE == unix.O_RDONLY {
 		return nil, &EvidenceError{dest, "descriptor " + dest + " is not open for writing", "open it where you start agentbox, for example: agentbox run --evidence 3 -- CMD 3>evidence.jsonl"}
 	}
-	for std, name := range map[int]string{1: "stdout", 2: "stderr"} {
-		if sameFile(n, std) {
+	for std, name := range []string{1: "stdout", 2: "stderr"} { // in order: the two may be one file
+		if std > 0 && sameFile(n, std) {
 			return nil, &EvidenceError{dest, "descriptor " + dest + " is the same file as " + name + ", which the agent writes too", "give the evidence a file or pipe of its own"}
 		}
 	}
