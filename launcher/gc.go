@@ -50,7 +50,7 @@ func describe(t ledger.Teardown) string {
 	s := fmt.Sprintf("cleanup %q, %d surviving pid(s), %d mount(s), %d socket(s), runtime state %v",
 		t.Summary(), len(t.SurvivingPIDs), len(t.RemainingMounts), len(t.OpenSockets), t.RuntimeStateLeft)
 	if g := t.WorkspaceGrant; g != nil && g.Revoke != "" {
-		s += "; workspace grant: " + g.Revoke
+		s += "; workspace grant: " + ledger.Printable(g.Revoke) // it names the agent's files
 	}
 	return s
 }

@@ -45,9 +45,10 @@ func (l *launch) auditSpec() error {
 		return nil
 	}
 	for _, f := range refused {
-		fmt.Fprintf(l.out, "agentbox: finding %s (%s) %s: %s; fix: %s\n", f.Code, f.Severity, ledger.Printable(f.Subject), ledger.Printable(f.Detail), f.Fix)
+		subject, _, _ := strings.Cut(f.Subject, " -> ") // an acceptance names a bind by its source
+		fmt.Fprintf(l.out, "agentbox: finding %s (%s) %s: %s; fix: %s; or %s\n", f.Code, f.Severity, ledger.Printable(f.Subject), ledger.Printable(f.Detail), f.Fix, ledger.Printable(policy.AcceptHint(f.Code, subject)))
 	}
-	return refusef("the generated sandbox has %d finding(s) the policy does not accept: %s; accept one with --accept CODE=reason or in %s", len(refused), codes(refused), policy.FileName)
+	return refusef("the generated sandbox has %d finding(s) the policy does not accept: %s; fix each one as shown, or accept it with a written reason", len(refused), codes(refused))
 }
 
 // acceptances are what the audit may tolerate: the policy's acceptances,
