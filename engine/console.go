@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"github.com/agentbox/agentbox/termfilter"
 )
@@ -73,7 +74,7 @@ func (c *ConsoleSocket) Receive(ctx context.Context) (*os.File, error) {
 type Terminal struct {
 	in, out *os.File
 	master  *os.File
-	saved   *unix.Termios
+	saved   *term.State
 	filter  *termfilter.Writer
 	winch   chan os.Signal
 	done    chan struct{}
@@ -84,7 +85,7 @@ type Terminal struct {
 // sandbox's output reaches out unfiltered (agentbox run --raw-terminal).
 func ProxyTerminal(in, out, master *os.File, raw bool) (*Terminal, error) {
 	t := &Terminal{in: in, out: out, master: master, filter: newFilter(out, raw), winch: make(chan os.Signal, 1), done: make(chan struct{})}
-	saved, err := makeRaw(int(in.Fd()))
+	saved, err := term.MakeRaw(int(in.Fd()))
 	if err != nil {
 		return nil, fmt.Errorf("terminal: raw mode: %w", err)
 	}
@@ -134,7 +135,7 @@ func (t *Terminal) Close() {
 		_, _ = t.out.Write(r)
 	}
 	if t.saved != nil {
-		_ = unix.IoctlSetTermios(int(t.in.Fd()), unix.TCSETS, t.saved)
+		_ = term.Restore(int(t.in.Fd()), t.saved)
 	}
 }
 
@@ -144,6 +145,9 @@ func (t *Terminal) followSize() {
 	}
 }
 
+// resize copies the user's window size to the pty. It keeps to the
+// ioctls rather than term.GetSize: x/term has no setter, and the pixel
+// fields of the winsize must travel too.
 func (t *Terminal) resize() {
 	ws, err := unix.IoctlGetWinsize(int(t.out.Fd()), unix.TIOCGWINSZ)
 	if err != nil {
@@ -153,29 +157,4 @@ func (t *Terminal) resize() {
 	if rc, err := t.master.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) { _ = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, ws) })
 	}
-}
-
-// makeRaw puts fd in raw mode (cfmakeraw) and returns the previous state.
-func makeRaw(fd int) (*unix.Termios, error) {
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return nil, err
-	}
-	raw := *old
-	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-	raw.Oflag &^= unix.OPOST
-	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-	raw.Cflag &^= unix.CSIZE | unix.PARENB
-	raw.Cflag |= unix.CS8
-	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
-		return nil, err
-	}
-	return old, nil
-}
-
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

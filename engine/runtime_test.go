@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,11 +46,34 @@ func TestCmdErrorNotFoundOnlyForLookups(t *testing.T) {
 	}
 }
 
-func TestUnescapeMount(t *testing.T) {
-	for in, want := range map[string]string{`/a\040b`: "/a b", `/plain`: "/plain", `/tab\011x`: "/tab\tx", `/end\04`: `/end\04`} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+// Mount points come out of mountinfo with the kernel's octal escapes
+// decoded, so that a run directory with a blank in its name still finds
+// the mounts left under it.
+func TestMountPointsUnder(t *testing.T) {
+	table := strings.Join([]string{
+		`22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw`,
+		`30 22 0:40 / /run/a\040b rw - tmpfs tmpfs rw`,
+		`31 30 0:41 / /run/a\040b/rootfs rw - overlay overlay rw`,
+		`32 30 0:42 / /run/a\040b/new\012line\011tab rw master:3 - tmpfs tmpfs rw`,
+		`33 22 0:43 / /run/a\040bc rw - tmpfs tmpfs rw`,
+		`34 22 0:44 / /run/a rw - tmpfs tmpfs rw`,
+	}, "\n") + "\n"
+	for _, tc := range []struct {
+		dir  string
+		want []string
+	}{
+		{"/run/a b", []string{"/run/a b", "/run/a b/rootfs", "/run/a b/new\nline\ttab"}},
+		{"/run/a b/rootfs", []string{"/run/a b/rootfs"}},
+		{"/run/a", []string{"/run/a"}},
+		{"/run/nothing", nil},
+		{"", nil},
+	} {
+		if got := mountPointsUnder(strings.NewReader(table), tc.dir); !slices.Equal(got, tc.want) {
+			t.Errorf("mountPointsUnder(%q) = %q, want %q", tc.dir, got, tc.want)
 		}
+	}
+	if got := mountPointsUnder(strings.NewReader("22 1 8:1 / /run/a\n"), "/run/a"); got != nil {
+		t.Errorf("a malformed table listed %q", got)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"github.com/agentbox/agentbox/termfilter"
 )
@@ -43,7 +44,7 @@ type streams struct {
 // stdin is empty.
 func newStreams(in, out, errf *os.File, raw bool) (*streams, error) {
 	s := &streams{}
-	if in != nil && (!IsTerminal(in) || foregroundOf(in)) {
+	if in != nil && (!term.IsTerminal(int(in.Fd())) || foregroundOf(in)) {
 		r, w, err := os.Pipe()
 		if err != nil {
 			return nil, err
@@ -73,7 +74,7 @@ func newStreams(in, out, errf *os.File, raw bool) (*streams, error) {
 // destination is where the copy of one output stream goes: dst itself, or
 // the filter of the terminal dst is.
 func (s *streams) destination(dst *os.File, raw bool) io.Writer {
-	if !IsTerminal(dst) {
+	if !term.IsTerminal(int(dst.Fd())) {
 		return dst
 	}
 	for i, t := range s.terms {

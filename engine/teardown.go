@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/ledger"
@@ -238,12 +240,26 @@ func (r Runtime) stateLeft(ctx context.Context, id string) []string {
 
 // mountsUnder lists mount points in this mount namespace under dir.
 func mountsUnder(dir string) []string {
-	return scanLines("/proc/self/mountinfo", func(f []string) string {
-		if len(f) > 4 && within(unescapeMount(f[4]), dir) {
-			return unescapeMount(f[4])
-		}
-		return ""
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return mountPointsUnder(f, dir)
+}
+
+// mountPointsUnder lists the mount points of the mountinfo table r under
+// dir, with the table's octal escapes decoded. A malformed table lists
+// nothing, as an absent one does.
+func mountPointsUnder(r io.Reader, dir string) []string {
+	ms, _ := mountinfo.GetMountsFromReader(r, func(m *mountinfo.Info) (skip, stop bool) {
+		return !within(m.Mountpoint, dir), false
 	})
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Mountpoint)
+	}
+	return out
 }
 
 // socketsUnder lists bound unix sockets whose path is under dir.
@@ -274,23 +290,4 @@ func scanLines(path string, pick func([]string) string) []string {
 		}
 	}
 	return out
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

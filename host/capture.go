@@ -6,7 +6,7 @@ import (
 
 	"github.com/opencontainers/selinux/go-selinux"
 	"github.com/opencontainers/selinux/go-selinux/label"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"github.com/agentbox/agentbox/apparmor"
 	"github.com/agentbox/agentbox/policy"
@@ -23,7 +23,7 @@ func Capture() (policy.Host, error) {
 		EUID: uint32(os.Geteuid()), EGID: uint32(os.Getegid()),
 		Environ:  os.Environ(),
 		Cwd:      cwd,
-		Terminal: isTerminal(os.Stdin) && isTerminal(os.Stdout),
+		Terminal: term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())),
 		FS:       OSFS{},
 		SELinux:  selinux.GetEnabled(),
 	}
@@ -53,9 +53,4 @@ func Capture() (policy.Host, error) {
 		h.LimitReason += " (" + cg.Fix + ")"
 	}
 	return h, nil
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

@@ -7,8 +7,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/moby/sys/mountinfo"
 )
 
 // Mount is one line of /proc/<pid>/mountinfo.
@@ -24,70 +27,27 @@ type Mount struct {
 
 // hasOption reports whether the per-mount options contain opt.
 func (m Mount) hasOption(opt string) bool {
-	for _, o := range strings.Split(m.Options, ",") {
-		if o == opt {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(strings.Split(m.Options, ","), opt)
 }
 
-// ParseMountinfo parses the text of /proc/<pid>/mountinfo.
+// ParseMountinfo parses the text of /proc/<pid>/mountinfo with
+// github.com/moby/sys/mountinfo: the paths (Root, MountPoint, Source) come
+// out with the kernel's octal escapes (\040 for a space, \012 for a
+// newline) decoded; a line without the "-" separator or with fewer than
+// ten fields is an error.
 func ParseMountinfo(b []byte) ([]Mount, error) {
+	ms, err := mountinfo.GetMountsFromReader(bytes.NewReader(b), nil)
+	if err != nil {
+		return nil, fmt.Errorf("mountinfo: %w", err)
+	}
 	var out []Mount
-	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
-		}
-		m, err := parseMountLine(line)
-		if err != nil {
-			return nil, fmt.Errorf("mountinfo line %d: %w", i+1, err)
-		}
-		out = append(out, m)
+	for _, m := range ms {
+		out = append(out, Mount{
+			ID: m.ID, Parent: m.Parent, Dev: fmt.Sprintf("%d:%d", m.Major, m.Minor),
+			Root: m.Root, MountPoint: m.Mountpoint, Options: m.Options, FSType: m.FSType, Source: m.Source,
+		})
 	}
 	return out, nil
-}
-
-func parseMountLine(line string) (Mount, error) {
-	f := strings.Fields(line)
-	sep := -1
-	for i := 6; i < len(f); i++ {
-		if f[i] == "-" {
-			sep = i
-			break
-		}
-	}
-	if len(f) < 7 || sep < 0 || sep+2 >= len(f) {
-		return Mount{}, fmt.Errorf("malformed: %q", line)
-	}
-	id, err1 := strconv.Atoi(f[0])
-	parent, err2 := strconv.Atoi(f[1])
-	if err1 != nil || err2 != nil {
-		return Mount{}, fmt.Errorf("malformed ids: %q", line)
-	}
-	return Mount{
-		ID: id, Parent: parent, Dev: f[2], Root: unescapeOctal(f[3]), MountPoint: unescapeOctal(f[4]),
-		Options: f[5], FSType: f[sep+1], Source: unescapeOctal(f[sep+2]),
-	}, nil
-}
-
-// unescapeOctal undoes the \ooo escapes procfs uses for blanks in paths.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // readMounts reads and parses mountinfo of the calling process under proc.

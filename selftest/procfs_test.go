@@ -9,7 +9,10 @@ import (
 
 func TestParseMountinfo(t *testing.T) {
 	b := []byte("36 35 98:0 /mnt\\040dir /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue\n" +
-		"37 36 0:5 / /dev rw - devtmpfs udev rw\n")
+		"37 36 0:5 / /dev rw - devtmpfs udev rw\n" +
+		// A workspace named by its publisher: a space, a newline, a tab and a
+		// backslash in the paths, an escape at the very end of one.
+		"38 36 8:2 /src/a\\134b /work/my\\040repo/new\\012line\\011x\\040 ro,nosuid shared:4 master:1 - ext4 /dev/sda\\0402 rw\n")
 	got, err := ParseMountinfo(b)
 	if err != nil {
 		t.Fatal(err)
@@ -17,12 +20,25 @@ func TestParseMountinfo(t *testing.T) {
 	want := []Mount{
 		{ID: 36, Parent: 35, Dev: "98:0", Root: "/mnt dir", MountPoint: "/mnt2", Options: "rw,noatime", FSType: "ext3", Source: "/dev/root"},
 		{ID: 37, Parent: 36, Dev: "0:5", Root: "/", MountPoint: "/dev", Options: "rw", FSType: "devtmpfs", Source: "udev"},
+		{ID: 38, Parent: 36, Dev: "8:2", Root: `/src/a\b`, MountPoint: "/work/my repo/new\nline\tx ", Options: "ro,nosuid", FSType: "ext4", Source: "/dev/sda 2"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	if _, err := ParseMountinfo([]byte("36 35 98:0 / /x rw no-separator\n")); err == nil {
-		t.Error("malformed line accepted")
+	if !got[2].hasOption("nosuid") || got[2].hasOption("nosu") {
+		t.Errorf("hasOption on %q", got[2].Options)
+	}
+	for _, bad := range []string{
+		"36 35 98:0 / /x rw no-separator\n",
+		"36 35 98:0 / /x rw shared:1 master:2 no separator here\n",
+		"36 35 98 / /x rw - ext4 /dev/sda1 rw\n",
+	} {
+		if _, err := ParseMountinfo([]byte(bad)); err == nil {
+			t.Errorf("malformed line accepted: %q", bad)
+		}
+	}
+	if got, err := ParseMountinfo(nil); err != nil || got != nil {
+		t.Errorf("empty table: %v, %v", got, err)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentbox/agentbox/selftest"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // probeMain runs the probes names selects ("all": those of the config) with
@@ -82,7 +82,7 @@ func printTable(w io.Writer) (print func(selftest.Result) error, flush func() er
 func readConfig(in io.Reader) (selftest.InitConfig, error) {
 	cfg := selftest.InitConfig{Version: selftest.ProtocolVersion}
 	if f, ok := in.(*os.File); ok {
-		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+		if term.IsTerminal(int(f.Fd())) {
 			return cfg, nil
 		}
 	}

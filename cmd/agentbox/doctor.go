@@ -6,8 +6,9 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/agentbox/agentbox/doctor"
-	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/ledger"
 )
@@ -60,5 +61,5 @@ func recordDoctor(s stdio, rec ledger.Record, quiet bool) {
 // isTerminal reports whether w is a terminal, for colour.
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	return ok && engine.IsTerminal(f)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
