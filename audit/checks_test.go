@@ -114,7 +114,7 @@ func TestChecks(t *testing.T) {
 		{"devices and sysctls", func(c *Container) {
 			c.Devices, c.DeviceRules, c.Sysctls = []Device{{Host: "/dev/kvm"}}, []string{"c 10:* rwm"}, map[string]string{"net.ipv4.ip_forward": "1"}
 		}, nil, []string{"devices-mounted high", "devices-mounted high", "sysctls-set low"}},
-		{"host network", func(c *Container) { c.NetworkMode = "host" }, nil, []string{"host-network-mode critical"}},
+		{"host network", func(c *Container) { c.NetworkMode = "host" }, nil, []string{"host-network-mode critical", "network-policy-not-applied high"}},
 		{"default bridge", func(c *Container) { c.NetworkMode = "bridge" }, nil, []string{"network-policy-not-applied high"}},
 		{"networks internal, not, unknown", func(c *Container) {
 			c.NetworkMode, c.Networks = "", []Network{{Name: "a", Internal: Yes}, {Name: "b", Internal: No}, {Name: "c", Internal: Unknown}}
@@ -157,12 +157,12 @@ func TestChecks(t *testing.T) {
 		},
 		{"auto-approve with a fault is raised", func(c *Container) {
 			c.Command, c.NetworkMode = []string{"codex", "--yolo"}, "host"
-		}, nil, []string{"host-network-mode critical", "auto-approve-permission-mode high"}},
+		}, nil, []string{"host-network-mode critical", "auto-approve-permission-mode high", "network-policy-not-applied high"}},
 		{
 			"accepted fault does not raise auto-approve", func(c *Container) {
 				c.Command, c.NetworkMode = []string{"codex", "--yolo"}, "host"
-			}, &Options{Accept: []policy.Acceptance{{Code: CodeHostNetwork, Reason: "lab machine"}}, Workspaces: []string{"/work/project"}},
-			[]string{"host-network-mode critical accepted", "auto-approve-permission-mode info"},
+			}, &Options{Accept: []policy.Acceptance{{Code: CodeHostNetwork, Reason: "lab machine"}, {Code: CodeNetworkPolicy, Reason: "lab machine"}}, Workspaces: []string{"/work/project"}},
+			[]string{"host-network-mode critical accepted", "network-policy-not-applied high accepted", "auto-approve-permission-mode info"},
 		},
 		{
 			// The review's confirmed bug: an accepted extra-writable-mount

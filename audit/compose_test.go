@@ -359,7 +359,9 @@ networks:
 		codes: []string{CodeNetworkPolicy, CodeHostNetwork},
 		want: []string{
 			"agent host-network-mode network_mode: host @compose.yaml:7",
+			"agent network-policy-not-applied network_mode: host @compose.yaml:7",
 			"gw host-network-mode network_mode: host @compose.yaml:4",
+			"gw network-policy-not-applied network_mode: host @compose.yaml:4",
 		},
 	},
 	{

@@ -154,29 +154,68 @@ func TestDockerFaults(t *testing.T) {
 	open := d.network("open", false)
 	opts := Options{HomeDirs: []string{home}}
 	tests := []struct {
-		name string
-		args []string
-		code string
+		name  string
+		args  []string
+		codes []string
 	}{
-		{"home", []string{"-v", filepath.Join(home, ".ssh") + ":/root/.ssh:ro", testImage}, CodeHomeDirectory},
-		{"socket", []string{"-v", "/var/run/docker.sock:/var/run/docker.sock", testImage}, CodeContainerSocket},
-		{"secret", []string{"-e", "GITHUB_TOKEN=" + fakeToken, testImage}, CodeSecretInEnv},
-		{"network", []string{"--network", open, testImage}, CodeNetworkPolicy},
-		{"autoapprove", []string{"-v", "/var/run/docker.sock:/var/run/docker.sock", testImage, "codex", "--dangerously-bypass-approvals-and-sandbox"}, CodeAutoApprove},
-		{"privileged", []string{"--privileged", testImage}, CodePrivileged},
-		{"capadd", []string{"--cap-add", "SYS_ADMIN", testImage}, CodeCapsAdded},
-		{"hostnet", []string{"--network", "host", testImage}, CodeHostNetwork},
-		{"unconfined", []string{"--security-opt", "seccomp=unconfined", testImage}, CodeSeccompUnconfined},
+		{"home", []string{"-v", filepath.Join(home, ".ssh") + ":/root/.ssh:ro", testImage}, []string{CodeHomeDirectory}},
+		{"socket", []string{"-v", "/var/run/docker.sock:/var/run/docker.sock", testImage}, []string{CodeContainerSocket}},
+		{"secret", []string{"-e", "GITHUB_TOKEN=" + fakeToken, testImage}, []string{CodeSecretInEnv}},
+		{"network", []string{"--network", open, testImage}, []string{CodeNetworkPolicy}},
+		{"autoapprove", []string{"-v", "/var/run/docker.sock:/var/run/docker.sock", testImage, "codex", "--dangerously-bypass-approvals-and-sandbox"}, []string{CodeAutoApprove}},
+		{"privileged", []string{"--privileged", testImage}, []string{CodePrivileged}},
+		{"capadd", []string{"--cap-add", "SYS_ADMIN", testImage}, []string{CodeCapsAdded}},
+		// The lab's fault list puts host mode under "network policy never
+		// applied", and its script names both codes.
+		{"hostnet", []string{"--network", "host", testImage}, []string{CodeHostNetwork, CodeNetworkPolicy}},
+		{"unconfined", []string{"--security-opt", "seccomp=unconfined", testImage}, []string{CodeSeccompUnconfined}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d.t = t
-			fs := d.audit(d.container(tc.name, tc.args...), opts)
-			if !hasCode(fs, tc.code) {
-				t.Errorf("the audit does not name %s; it found %v", tc.code, codesOf(fs))
+			name := d.container(tc.name, tc.args...)
+			fs := d.audit(name, opts)
+			for _, code := range tc.codes {
+				if !hasCode(fs, code) {
+					t.Errorf("the audit does not name %s; it found %v", code, codesOf(fs))
+				}
+			}
+			for _, code := range labCodes(t, name, "") {
+				if !hasCode(fs, code) {
+					t.Errorf("the lab's script names %s and agentbox does not; agentbox found %v", code, codesOf(fs))
+				}
 			}
 		})
 	}
+}
+
+// labCodes runs the lab's audit script (reference material outside the
+// project, named by AGENTBOX_LAB_AUDIT) on a container as an oracle and
+// returns the finding codes it names. projectDir is its PROJECT_DIR.
+func labCodes(t *testing.T, container, projectDir string) []string {
+	t.Helper()
+	script := os.Getenv("AGENTBOX_LAB_AUDIT")
+	if script == "" {
+		testutil.Skip(t, "AGENTBOX_LAB_AUDIT does not name the lab's audit-sandbox.sh")
+		return nil
+	}
+	cmd := exec.Command("bash", script, container)
+	cmd.Env = append(os.Environ(), "LABBOOK="+filepath.Join(t.TempDir(), "labbook.md"), "PROJECT_DIR="+projectDir)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
+		t.Fatalf("%s %s: %v\n%s", script, container, err, out)
+	}
+	var codes []string
+	for _, line := range strings.Split(string(out), "\n") {
+		rest, ok := strings.CutPrefix(line, "  [")
+		if code, _, found := strings.Cut(rest, "] "); ok && found {
+			codes = append(codes, code)
+		}
+	}
+	if err == nil && len(codes) != 0 || err != nil && len(codes) == 0 {
+		t.Fatalf("the lab's script exit status disagrees with its findings %v:\n%s", codes, out)
+	}
+	return codes
 }
 
 func TestDockerAutoApproveAloneIsANote(t *testing.T) {

@@ -22,7 +22,9 @@ func checkNetworkPolicy(c *Container, o *Options) []Finding {
 	loc := c.keyLocation("networks")
 	mode := c.NetworkMode
 	switch {
-	case mode == "host" || mode == "none" || mode == "private":
+	case mode == "host":
+		return []Finding{hostNetworkPolicy(c)}
+	case mode == "none" || mode == "private":
 		return nil
 	case strings.HasPrefix(mode, "ns:"):
 		return nsFinding(c, o, strings.TrimPrefix(mode, "ns:"))
@@ -51,6 +53,17 @@ func checkNetworkPolicy(c *Container, o *Options) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// hostNetworkPolicy is the network-policy finding of host network mode: no
+// network policy can apply to a container that has the host's own stack (the
+// lab's fault list puts host mode under "network policy never applied").
+func hostNetworkPolicy(c *Container) Finding {
+	f := newFinding(CodeNetworkPolicy, "network_mode: host",
+		"the container shares the host's network stack, so no network policy applies: it routes wherever the host does",
+		c.keyLocation("network_mode"))
+	f.Evidence = "network mode host"
+	return f
 }
 
 func networkDetail(n Network) string {

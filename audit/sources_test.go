@@ -63,7 +63,7 @@ func TestInspectFixtures(t *testing.T) {
 	}{
 		{"faults.json", []string{
 			"container-socket-mounted critical", "host-network-mode critical", "privileged-container critical",
-			"auto-approve-permission-mode high", "runs-as-root high unknown", "secret-in-environment high",
+			"auto-approve-permission-mode high", "network-policy-not-applied high", "runs-as-root high unknown", "secret-in-environment high",
 			"new-privileges-allowed medium", "no-resource-limits medium", "writable-root-filesystem medium",
 		}},
 		// An inspect file cannot say whether a user network is internal.
