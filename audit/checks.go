@@ -63,6 +63,7 @@ func Audit(cs []Container, opts Options) Report {
 			Name:     cs[i].Name,
 			Source:   cs[i].Source,
 			File:     cs[i].File,
+			Profiles: cs[i].Profiles,
 			Findings: auditOne(&cs[i], &o),
 			Model:    cs[i],
 		})

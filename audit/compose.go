@@ -20,7 +20,11 @@ type ComposeOptions struct {
 	// Env is the environment used for interpolation and pass-through
 	// variables (KEY=VALUE); nil means no variables at all, not os.Environ.
 	Env []string
-	// Profiles are the profiles to enable ("*" for all).
+	// Profiles narrow the project to what `docker compose --profile NAME
+	// up` would run: the services without profiles and those of a named
+	// profile ("*" for all). None means every service, whatever its
+	// profiles: a service the auditor did not enable still runs for whoever
+	// does. COMPOSE_PROFILES is not read.
 	Profiles []string
 	// WorkingDir is the project directory; empty means the first file's.
 	WorkingDir string
@@ -92,7 +96,7 @@ func loadProject(ctx context.Context, files []string, co ComposeOptions) (*types
 		cli.WithWorkingDirectory(wd),
 		cli.WithEnv(co.Env),
 		cli.WithDotEnv,
-		cli.WithProfiles(co.Profiles),
+		cli.WithProfiles(profilesToLoad(co.Profiles)),
 	}
 	if co.ProjectName != "" {
 		opts = append(opts, cli.WithName(co.ProjectName))
@@ -104,6 +108,17 @@ func loadProject(ctx context.Context, files []string, co ComposeOptions) (*types
 		return nil, err
 	}
 	return po.LoadProject(ctx)
+}
+
+// allProfiles enables every service in compose-go, whatever its profiles.
+const allProfiles = "*"
+
+// profilesToLoad is the profiles to enable: the ones named, or all of them.
+func profilesToLoad(named []string) []string {
+	if len(named) == 0 {
+		return []string{allProfiles}
+	}
+	return named
 }
 
 var unsafeName = regexp.MustCompile(`[^a-z0-9_-]+`)

@@ -278,31 +278,6 @@ services:
 		},
 	},
 	{
-		name: "profiles: only enabled services are audited",
-		files: map[string]string{"compose.yaml": `services:
-  always:
-    image: x
-  debug:
-    image: x
-    profiles: [debug]
-    privileged: true
-`},
-		codes: []string{CodePrivileged},
-		want:  nil,
-	},
-	{
-		name:     "profiles: an enabled profile is audited",
-		profiles: []string{"debug"},
-		files: map[string]string{"compose.yaml": `services:
-  debug:
-    image: x
-    profiles: [debug]
-    privileged: true
-`},
-		codes: []string{CodePrivileged},
-		want:  []string{"debug privileged-container privileged @compose.yaml:5"},
-	},
-	{
 		name: "internal, non-internal, external and default networks",
 		files: map[string]string{"compose.yaml": `services:
   inside:
@@ -400,4 +375,76 @@ networks:
 		files:   map[string]string{"compose.yaml": "services:\n  a:\n    image: x\n    privileged: maybe\n"},
 		wantErr: "compose.yaml:4",
 	},
+}
+
+// debugProfile is a compose file whose debug profile mounts the engine
+// socket into a privileged service: `docker compose --profile debug up`
+// runs it, and compose-go drops it unless its profile is enabled.
+const debugProfile = `services:
+  app:
+    image: x
+  debug:
+    image: x
+    profiles: [debug, tools]
+    privileged: true
+    volumes:
+      - /var/run/docker.sock:/var/run/docker.sock
+  lint:
+    image: x
+    profiles: [lint]
+`
+
+func TestComposeProfiles(t *testing.T) {
+	tests := []struct {
+		name     string
+		profiles []string
+		want     []string // "service [profiles]"
+		faults   []string
+	}{
+		{
+			"every service by default", nil,
+			[]string{"app []", "debug [debug tools]", "lint [lint]"},
+			[]string{"debug container-socket-mounted /var/run/docker.sock -> /var/run/docker.sock @compose.yaml:9", "debug privileged-container privileged @compose.yaml:7"},
+		},
+		{"--profile lint narrows to what it runs", []string{"lint"}, []string{"app []", "lint [lint]"}, nil},
+		{
+			"--profile debug", []string{"debug"}, []string{"app []", "debug [debug tools]"},
+			[]string{"debug container-socket-mounted /var/run/docker.sock -> /var/run/docker.sock @compose.yaml:9", "debug privileged-container privileged @compose.yaml:7"},
+		},
+		{
+			"--profile '*'", []string{"*"}, []string{"app []", "debug [debug tools]", "lint [lint]"},
+			[]string{"debug container-socket-mounted /var/run/docker.sock -> /var/run/docker.sock @compose.yaml:9", "debug privileged-container privileged @compose.yaml:7"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := filepath.Join(dir, "compose.yaml")
+			if err := os.WriteFile(f, []byte(debugProfile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cs, err := LoadCompose(context.Background(), []string{f}, ComposeOptions{Profiles: tc.profiles})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Audit(cs, Options{})
+			var got []string
+			for _, c := range r.Containers {
+				got = append(got, fmt.Sprintf("%s %v", c.Name, c.Profiles))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("services (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.faults, renderFindings(r, []string{CodePrivileged, CodeContainerSocket}, dir, dir)); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			var text strings.Builder
+			if err := WriteText(&text, r, false); err != nil {
+				t.Fatal(err)
+			}
+			if len(tc.faults) > 0 && !strings.Contains(text.String(), "== debug (compose, "+f+":4, profiles: debug, tools) ==") {
+				t.Errorf("the text report does not name the debug service's profiles:\n%s", text.String())
+			}
+		})
+	}
 }

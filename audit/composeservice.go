@@ -2,6 +2,7 @@ package audit
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/compose-spec/compose-go/v2/types"
@@ -25,6 +26,7 @@ func fromService(p *types.Project, s types.ServiceConfig, loc *locator) Containe
 		DeviceRules: s.DeviceCgroupRules, ProcMounted: true,
 		Entrypoint: s.Entrypoint, Command: s.Command,
 	}
+	c.Profiles = slices.Sorted(slices.Values(s.Profiles))
 	sl := loc.serviceLocation(s.Name)
 	c.File, c.Line = sl.File, sl.Line
 	c.KeyLines = map[string]Location{}

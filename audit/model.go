@@ -34,6 +34,9 @@ type Container struct {
 	// service in it (compose only; 0 when unknown).
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
+	// Profiles are the compose profiles the service belongs to, sorted;
+	// none means it runs with every `docker compose up`.
+	Profiles []string `json:"profiles,omitempty"`
 	// KeyLines maps a compose key of the service ("privileged", "cap_add",
 	// "network_mode" …) to the line where its effective value is written.
 	KeyLines map[string]Location `json:"-"`

@@ -92,9 +92,11 @@ type InitProcess struct {
 
 // ContainerReport is the audit of one container or compose service.
 type ContainerReport struct {
-	Name     string    `json:"name"`
-	Source   string    `json:"source"`
-	File     string    `json:"file,omitempty"`
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	File   string `json:"file,omitempty"`
+	// Profiles are the compose profiles the service belongs to.
+	Profiles []string  `json:"profiles,omitempty"`
 	Findings []Finding `json:"findings"`
 	// Model is the normalised configuration that was audited (environment
 	// values excluded).

@@ -63,6 +63,9 @@ func (t *textWriter) container(c ContainerReport) int {
 	if m.File != "" {
 		head += ", " + locString(Location{File: m.File, Line: m.Line})
 	}
+	if len(m.Profiles) > 0 {
+		head += ", profiles: " + strings.Join(m.Profiles, ", ")
+	}
 	t.printf("%s\n", t.paint(ansiBold, "== "+head+") =="))
 	t.mounts(m)
 	t.env(m)

@@ -38,7 +38,7 @@ func runAudit(ctx context.Context, s stdio, args []string) int {
 	fs.StringArrayVar(&f.workspaces, "workspace", nil, "declared workspace path: the one read-write bind that is expected (repeatable)")
 	fs.StringArrayVar(&f.allowEnv, "allow-env", nil, "environment variable allowed to hold a credential, e.g. the gateway's key (repeatable)")
 	fs.StringArrayVar(&f.internal, "internal-network", nil, "network name or netns path you vouch is internal (repeatable)")
-	fs.StringArrayVar(&f.profiles, "profile", nil, "compose profile to enable (repeatable; '*' for all)")
+	fs.StringArrayVar(&f.profiles, "profile", nil, "audit only what 'docker compose --profile NAME up' runs (repeatable; default: every service, whatever its profiles)")
 	fs.StringVar(&f.projectDir, "project-directory", "", "compose project directory (default: the first compose file's)")
 	fs.StringVar(&f.color, "color", "auto", "colour the text output: auto, always or never")
 	fs.BoolVar(&f.codes, "codes", false, "list the finding catalog and exit")
