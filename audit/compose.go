@@ -159,17 +159,18 @@ func composeError(err error, files []string, loc *locator) error {
 	return ie
 }
 
-// readEnvFileLine returns the line of NAME in an env file, or 0.
-func readEnvFileLine(path, name string) int {
+// readEnvFileLine returns the line of NAME in an env file (0 when it is
+// not there) and the entry as written there.
+func readEnvFileLine(path, name string) (int, envEntry) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0
+		return 0, envEntry{}
 	}
 	for i, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimPrefix(strings.TrimSpace(line), "export ")
-		if k, _, _ := strings.Cut(line, "="); strings.TrimSpace(k) == name {
-			return i + 1
+		if k, v, eq := strings.Cut(line, "="); strings.TrimSpace(k) == name {
+			return i + 1, envEntry{value: v, bare: !eq}
 		}
 	}
-	return 0
+	return 0, envEntry{}
 }

@@ -448,3 +448,78 @@ func TestComposeProfiles(t *testing.T) {
 		})
 	}
 }
+
+// passThrough spells every way a credential reaches a compose service from
+// the environment of whoever runs compose.
+var passThrough = map[string]string{
+	"compose.yaml": `services:
+  agent:
+    image: x
+    env_file: [agent.env]
+    environment:
+      - ANTHROPIC_API_KEY=${ANTHROPIC_API_KEY:-}
+      - GITHUB_TOKEN
+      - DEBUG=${DEBUG:-}
+      - PRICE=$$API_TOKEN
+      - EMPTY_TOKEN=
+  map:
+    image: x
+    environment:
+      HF_TOKEN: ${HF_TOKEN}
+      NPM_TOKEN:
+      VAULT_TOKEN: $VAULT_TOKEN
+      LOG_LEVEL: ${LOG_LEVEL}
+`,
+	"agent.env": "API_SECRET=${API_SECRET}\nGH_TOKEN\nPLAIN=1\n",
+}
+
+func TestComposePassThroughCredentials(t *testing.T) {
+	want := []string{
+		"agent ANTHROPIC_API_KEY @compose.yaml:6",
+		"agent API_SECRET @agent.env:1",
+		"agent GH_TOKEN @agent.env:2",
+		"agent GITHUB_TOKEN @compose.yaml:7",
+		"map HF_TOKEN @compose.yaml:14",
+		"map NPM_TOKEN @compose.yaml:15",
+		"map VAULT_TOKEN @compose.yaml:16",
+	}
+	const detail = "credential-named variable passed through from the environment of whoever runs compose"
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{"unset in the auditing environment", nil},
+		{"set in the auditing environment", []string{
+			"ANTHROPIC_API_KEY=" + "sk-ant-FAKEFAKEFAKEFAKEFAKEFAKE", "GITHUB_TOKEN=x", "HF_TOKEN=x", "NPM_TOKEN=x",
+			"VAULT_TOKEN=x", "API_SECRET=x", "GH_TOKEN=x", "DEBUG=1", "LOG_LEVEL=info", "API_TOKEN=x",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range passThrough {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cs, err := LoadCompose(context.Background(), []string{filepath.Join(dir, "compose.yaml")}, ComposeOptions{Env: tc.env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range Audit(cs, Options{}).Containers {
+				for _, f := range c.Findings {
+					if f.Code != CodeSecretInEnv {
+						continue
+					}
+					got = append(got, fmt.Sprintf("%s %s @%s:%d", c.Name, f.Subject, filepath.Base(f.File), f.Line))
+					if f.Detail != detail {
+						t.Errorf("%s %s: detail %q, want %q", c.Name, f.Subject, f.Detail, detail)
+					}
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("secret-in-environment (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -182,7 +183,10 @@ func mountLocation(loc *locator, svc, dst string) Location {
 }
 
 // composeEnv reads the resolved environment (environment: and env_file:).
-// A variable without a value is passed through from whoever runs compose.
+// A variable is passed through from whoever runs compose when its value
+// comes from their environment, as it is written (passedThrough), whatever
+// the auditing environment holds: an entry without a value, or one that
+// interpolates a variable.
 func composeEnv(s types.ServiceConfig, loc *locator) []EnvVar {
 	var out []EnvVar
 	for _, name := range sortedKeys(s.Environment) {
@@ -191,32 +195,105 @@ func composeEnv(s types.ServiceConfig, loc *locator) []EnvVar {
 		if v != nil {
 			e.Value = *v
 		}
-		e.Location = envLocation(loc, s, name)
+		var fromHost bool
+		e.Location, fromHost = envSource(loc, s, name)
+		e.FromHost = e.FromHost || fromHost
 		out = append(out, e)
+	}
+	return append(out, bareEnvFileNames(s)...)
+}
+
+// bareEnvFileNames are the env_file lines `NAME` that compose dropped because
+// the auditing environment lacks NAME: whoever runs compose with NAME set
+// passes it in.
+func bareEnvFileNames(s types.ServiceConfig) []EnvVar {
+	var out []EnvVar
+	seen := map[string]bool{}
+	for i := len(s.EnvFiles) - 1; i >= 0; i-- {
+		b, err := os.ReadFile(s.EnvFiles[i].Path)
+		if err != nil {
+			continue
+		}
+		for n, line := range strings.Split(string(b), "\n") {
+			name := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "export "))
+			if name == "" || strings.HasPrefix(name, "#") || strings.ContainsAny(name, "= \t") || seen[name] {
+				continue
+			}
+			seen[name] = true
+			if _, ok := s.Environment[name]; !ok {
+				out = append(out, EnvVar{Name: name, FromHost: true, Location: Location{File: s.EnvFiles[i].Path, Line: n + 1}})
+			}
+		}
 	}
 	return out
 }
 
-func envLocation(loc *locator, s types.ServiceConfig, name string) Location {
+// envSource returns where name is written for s, and whether the value
+// written there is passed through from the invoker's environment. The
+// environment: entry wins over env_file lines, the last env_file over the
+// earlier ones, as in compose.
+func envSource(loc *locator, s types.ServiceConfig, name string) (Location, bool) {
+	var raw envEntry
 	l, ok := loc.item(s.Name, "environment", func(k, v *yaml.Node) bool {
 		if k != nil {
-			return k.Value == name
+			if k.Value != name {
+				return false
+			}
+			raw = envEntry{value: v.Value, bare: v.Tag == "!!null"}
+			return true
 		}
-		n, _, _ := strings.Cut(v.Value, "=")
-		return n == name
+		n, val, eq := strings.Cut(v.Value, "=")
+		if strings.TrimSpace(n) != name {
+			return false
+		}
+		raw = envEntry{value: val, bare: !eq}
+		return true
 	})
 	if ok {
-		return l
+		return l, raw.passedThrough()
 	}
 	for i := len(s.EnvFiles) - 1; i >= 0; i-- {
-		if n := readEnvFileLine(s.EnvFiles[i].Path, name); n > 0 {
-			return Location{File: s.EnvFiles[i].Path, Line: n}
+		if n, raw := readEnvFileLine(s.EnvFiles[i].Path, name); n > 0 {
+			return Location{File: s.EnvFiles[i].Path, Line: n}, raw.passedThrough()
 		}
 	}
 	if l, ok := loc.key(s.Name, "env_file"); ok {
-		return l
+		return l, false
 	}
-	return loc.serviceLocation(s.Name)
+	return loc.serviceLocation(s.Name), false
+}
+
+// envEntry is one variable as written in the compose file or an env file.
+type envEntry struct {
+	// value is what follows "=" or ":", uninterpolated.
+	value string
+	// bare is true for an entry without a value (`- NAME`, `NAME:`, an
+	// env_file line `NAME`).
+	bare bool
+}
+
+// passedThrough reports whether the entry's value comes from the
+// environment of whoever runs compose: it has none of its own, or it
+// interpolates a variable (`${NAME}`, `${NAME:-}`, `$NAME`).
+func (e envEntry) passedThrough() bool {
+	return e.bare || interpolates(e.value)
+}
+
+// interpolates reports whether s refers to a variable the way compose
+// interpolates them; "$$" is a literal dollar.
+func interpolates(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '$' {
+			continue
+		}
+		switch c := s[i+1]; {
+		case c == '$':
+			i++
+		case c == '{', c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

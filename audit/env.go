@@ -141,7 +141,7 @@ func checkSecretEnv(c *Container, o *Options) []Finding {
 		detail := ""
 		switch shape := secretShape(e.Value); {
 		case e.FromHost && SecretName(e.Name):
-			detail = "credential-named variable passed through from the environment of whoever starts the container"
+			detail = "credential-named variable passed through from the environment of whoever runs compose"
 		case e.Value == "":
 			continue
 		case SecretName(e.Name) && !absPath.MatchString(e.Value):
@@ -169,7 +169,7 @@ func checkEngineEnv(c *Container, o *Options) []Finding {
 		scheme, _, _ := strings.Cut(e.Value, "://")
 		switch {
 		case e.FromHost:
-			detail = fmt.Sprintf("%s is passed through from the environment of whoever starts the container", e.Name)
+			detail = fmt.Sprintf("%s is passed through from the environment of whoever runs compose", e.Name)
 		case scheme == "unix":
 			detail = fmt.Sprintf("%s points at a unix socket: an engine socket reachable from inside", e.Name)
 		case scheme == "tcp" || scheme == "ssh" || scheme == "http" || scheme == "https":

@@ -142,7 +142,8 @@ type EnvVar struct {
 	Name  string `json:"name"`
 	Value string `json:"-"`
 	// FromHost is true when the value is passed through from the
-	// environment of whoever starts the container (compose `- NAME`).
+	// environment of whoever runs compose: `- NAME`, `NAME:`, a value
+	// that interpolates a variable (`${NAME:-}`), an env_file line `NAME`.
 	FromHost bool `json:"from_host,omitempty"`
 	Location
 }
