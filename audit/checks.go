@@ -59,12 +59,16 @@ func Audit(cs []Container, opts Options) Report {
 	o := opts.normalized()
 	r := Report{Containers: make([]ContainerReport, 0, len(cs))}
 	for i := range cs {
+		oc := o
+		if w := presumeWorkspace(&cs[i], &o); w != "" {
+			cs[i].PresumedWorkspace, oc.Workspaces = w, []string{w}
+		}
 		r.Containers = append(r.Containers, ContainerReport{
 			Name:     cs[i].Name,
 			Source:   cs[i].Source,
 			File:     cs[i].File,
 			Profiles: cs[i].Profiles,
-			Findings: auditOne(&cs[i], &o),
+			Findings: auditOne(&cs[i], &oc),
 			Model:    cs[i],
 		})
 	}

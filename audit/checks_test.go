@@ -486,3 +486,72 @@ func TestProcMasksFollowTheSpec(t *testing.T) {
 		})
 	}
 }
+
+func TestPresumedWorkspace(t *testing.T) {
+	bind := func(src, dst string, ro bool) Mount {
+		return Mount{Type: "bind", Source: src, Destination: dst, ReadOnly: ro}
+	}
+	home := []string{"/srv/users/ana"}
+	tests := []struct {
+		name     string
+		change   func(c *Container)
+		opts     Options
+		want     []string // findings: "code subject"
+		presumed string
+	}{
+		{"one read-write bind is the workspace", func(c *Container) {}, Options{}, nil, "/work/project"},
+		{"beside a read-only bind", func(c *Container) {
+			c.Mounts = append(c.Mounts, bind("/srv/keys", "/keys", true))
+		}, Options{}, nil, "/work/project"},
+		{"several read-write binds: none is presumed", func(c *Container) {
+			c.Mounts = append(c.Mounts, bind("/srv/cache", "/cache", false))
+		}, Options{}, []string{"extra-writable-mount /srv/cache -> /cache", "extra-writable-mount /work/project -> /workspace"}, ""},
+		{"compose: the project directory is the workspace", func(c *Container) {
+			c.ProjectDir = "/work/project"
+			c.Mounts = append(c.Mounts, bind("/srv/cache", "/cache", false))
+		}, Options{}, []string{"extra-writable-mount /srv/cache -> /cache"}, "/work/project"},
+		{"compose: the bind on working_dir is the workspace", func(c *Container) {
+			c.ProjectDir, c.WorkingDir = "/work/elsewhere", "/workspace/"
+			c.Mounts = append([]Mount{bind("/srv/cache", "/cache", false)}, c.Mounts...)
+		}, Options{}, []string{"extra-writable-mount /srv/cache -> /cache"}, "/work/project"},
+		{"a home directory is never presumed", func(c *Container) {
+			c.Mounts = []Mount{bind("/srv/users/ana", "/workspace", false)}
+		}, Options{HomeDirs: home}, []string{"home-directory-mounted /srv/users/ana -> /workspace"}, ""},
+		{"a project inside a home directory is", func(c *Container) {
+			c.Mounts = []Mount{bind("/srv/users/ana/src/app", "/workspace", false)}
+		}, Options{HomeDirs: home}, nil, "/srv/users/ana/src/app"},
+		{"a system directory is never presumed", func(c *Container) {
+			c.Mounts = []Mount{bind("/etc", "/workspace", false)}
+		}, Options{}, []string{"system-directory-mounted /etc -> /workspace"}, ""},
+		{"a writable volume stays a finding", func(c *Container) {
+			c.Mounts = append(c.Mounts, Mount{Type: "volume", Source: "cache", Destination: "/cache"})
+		}, Options{}, []string{"extra-writable-mount cache -> /cache"}, "/work/project"},
+		{"a declared workspace wins", func(c *Container) {}, Options{Workspaces: []string{"/work/other"}},
+			[]string{"extra-writable-mount /work/project -> /workspace"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := hardened()
+			tc.change(&c)
+			r := Audit([]Container{c}, tc.opts)
+			var got []string
+			for _, f := range r.Containers[0].Findings {
+				got = append(got, f.Code+" "+f.Subject)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
+			if p := r.Containers[0].Model.PresumedWorkspace; p != tc.presumed {
+				t.Errorf("presumed workspace %q, want %q", p, tc.presumed)
+			}
+			var text strings.Builder
+			if err := WriteText(&text, r, false); err != nil {
+				t.Fatal(err)
+			}
+			note := "[" + PresumedWorkspaceNote + "]"
+			if strings.Contains(text.String(), note) != (tc.presumed != "") {
+				t.Errorf("the Mounts section says %q: %v, want %v:\n%s", note, !(tc.presumed != ""), tc.presumed != "", text.String())
+			}
+		})
+	}
+}

@@ -523,3 +523,56 @@ func TestComposePassThroughCredentials(t *testing.T) {
 		})
 	}
 }
+
+// TestComposeProjectDirIsTheWorkspace: without --workspace, the project
+// directory bound into a service is its workspace, even beside other binds;
+// every further read-write bind stays a finding.
+func TestComposeProjectDirIsTheWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(t.TempDir(), "home", "ana")
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	body := `services:
+  agent:
+    image: x
+    volumes:
+      - .:/workspace
+      - ` + home + `/.ssh:/home/agent/.ssh:ro
+      - ./inside:/inside
+      - ` + cache + `:/cache
+  tool:
+    image: x
+    working_dir: /src
+    volumes:
+      - ./a:/src
+      - ./b:/out
+`
+	f := filepath.Join(dir, "compose.yaml")
+	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := LoadCompose(context.Background(), []string{f}, ComposeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Audit(cs, Options{HomeDirs: []string{home}})
+	want := []string{
+		"agent home-directory-mounted $HOME/.ssh -> /home/agent/.ssh @compose.yaml:6",
+		"agent extra-writable-mount $CACHE -> /cache @compose.yaml:8",
+		"tool extra-writable-mount $DIR/b -> /out @compose.yaml:14",
+	}
+	got := renderFindings(r, mountCodes, dir, home)
+	for i := range got {
+		got[i] = strings.ReplaceAll(got[i], cache, "$CACHE")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	for i, w := range []string{dir, filepath.Join(dir, "a")} {
+		if got := r.Containers[i].Model.PresumedWorkspace; got != w {
+			t.Errorf("%s: presumed workspace %q, want %q", r.Containers[i].Name, got, w)
+		}
+	}
+}

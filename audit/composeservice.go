@@ -26,6 +26,7 @@ func fromService(p *types.Project, s types.ServiceConfig, loc *locator) Containe
 		PidMode: s.Pid, IpcMode: s.Ipc, UTSMode: s.Uts, Sysctls: map[string]string(s.Sysctls),
 		DeviceRules: s.DeviceCgroupRules, ProcMounted: true,
 		Entrypoint: s.Entrypoint, Command: s.Command,
+		ProjectDir: p.WorkingDir, WorkingDir: s.WorkingDir,
 	}
 	c.Profiles = slices.Sorted(slices.Values(s.Profiles))
 	sl := loc.serviceLocation(s.Name)

@@ -21,6 +21,8 @@ type inspectDoc struct {
 	Config          *struct {
 		User       string
 		Env        []string
+		WorkingDir string
+		Labels     map[string]string
 		Image      string
 		Cmd        stringOrSlice
 		Entrypoint stringOrSlice
@@ -136,6 +138,7 @@ func fromInspect(d *inspectDoc, source string) Container {
 		PidMode: h.PidMode, IpcMode: h.IpcMode, UTSMode: h.UTSMode, NetworkMode: h.NetworkMode,
 		Sysctls: h.Sysctls, DeviceRules: h.DeviceCgroupRules, MemoryLimit: h.Memory,
 		ProcMounted: true, AppArmor: d.AppArmorProfile,
+		WorkingDir: d.Config.WorkingDir, ProjectDir: d.Config.Labels[composeWorkingDirLabel],
 	}
 	if c.Name == "" {
 		c.Name = shortID(d.ID)

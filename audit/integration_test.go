@@ -248,6 +248,55 @@ func TestDockerHardenedIsClean(t *testing.T) {
 	}
 }
 
+// TestDockerProjectDirIsThePresumedWorkspace: a hardened container whose
+// only read-write bind is its project directory audits clean without
+// --workspace, by agentbox and by the lab's script; a second read-write bind
+// is named by both.
+func TestDockerProjectDirIsThePresumedWorkspace(t *testing.T) {
+	d := requireDocker(t)
+	inner := d.network("inner", true)
+	project, extra := t.TempDir(), t.TempDir()
+	tests := []struct {
+		name      string
+		args      []string
+		want, lab []string
+	}{
+		{"project", []string{"-v", project + ":/workspace"}, nil, nil},
+		{"project-and-keys", []string{"-v", project + ":/workspace", "-v", extra + ":/keys:ro"}, nil, nil},
+		// Told the project directory, the lab's script names the other
+		// bind; agentbox, with two read-write binds and no --workspace,
+		// presumes neither and names both.
+		{
+			"second-bind", []string{"-v", project + ":/workspace", "-v", extra + ":/out"},
+			[]string{CodeExtraWritable, CodeExtraWritable}, []string{CodeExtraWritable},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d.t = t
+			name := d.container(tc.name, hardenedArgs(t, inner, append(tc.args, testImage)...)...)
+			c, err := d.engine.Container(context.Background(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := Audit([]Container{c}, Options{})
+			var got []string
+			for _, f := range r.Unaccepted() {
+				got = append(got, f.Code)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("agentbox names %v, want %v", codesOf(r.Containers[0].Findings), tc.want)
+			}
+			if tc.want == nil && r.Containers[0].Model.PresumedWorkspace != project {
+				t.Errorf("presumed workspace %q, want %s", r.Containers[0].Model.PresumedWorkspace, project)
+			}
+			if lab := labCodes(t, name, project); strings.Join(lab, ",") != strings.Join(tc.lab, ",") {
+				t.Errorf("the lab's script names %v, want %v", lab, tc.lab)
+			}
+		})
+	}
+}
+
 // TestSocketUnderAnotherName binds the engine socket onto a file with an
 // innocent name: the audit recognises it by device and inode.
 func TestSocketUnderAnotherName(t *testing.T) {

@@ -41,6 +41,16 @@ type Container struct {
 	// "network_mode" …) to the line where its effective value is written.
 	KeyLines map[string]Location `json:"-"`
 
+	// ProjectDir is the compose project directory (compose, or the
+	// label compose sets on a container it started); WorkingDir is the
+	// working directory inside the container.
+	ProjectDir string `json:"project_dir,omitempty"`
+	WorkingDir string `json:"working_dir,omitempty"`
+	// PresumedWorkspace is the host path of the read-write bind presumed to
+	// be the workspace when none was declared (presumeWorkspace); Audit
+	// sets it.
+	PresumedWorkspace string `json:"presumed_workspace,omitempty"`
+
 	Mounts []Mount  `json:"mounts,omitempty"`
 	Env    []EnvVar `json:"env,omitempty"`
 	// APISocket is compose's use_api_socket: the engine socket is bound in.

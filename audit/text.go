@@ -86,7 +86,11 @@ func (t *textWriter) mounts(m Container) {
 		if x.ReadOnly {
 			mode = "ro"
 		}
-		t.printf("  %-6s %s -> %s (%s)%s\n", orDefault(x.Type, "bind"), orDefault(x.Source, "-"), x.Destination, mode, atLocation(x.Location))
+		note := ""
+		if m.PresumedWorkspace != "" && isHostMount(x) && x.hostPath() == m.PresumedWorkspace {
+			note = "  [" + PresumedWorkspaceNote + "]"
+		}
+		t.printf("  %-6s %s -> %s (%s)%s%s\n", orDefault(x.Type, "bind"), orDefault(x.Source, "-"), x.Destination, mode, atLocation(x.Location), note)
 	}
 }
 

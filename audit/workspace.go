@@ -1,0 +1,70 @@
+package audit
+
+import (
+	"github.com/agentbox/agentbox/policy"
+)
+
+// PresumedWorkspaceNote is what the Mounts section says beside a presumed
+// workspace.
+const PresumedWorkspaceNote = "workspace, presumed; declare it with --workspace"
+
+// composeWorkingDirLabel is the label docker compose sets on every container
+// it starts: the project directory.
+const composeWorkingDirLabel = "com.docker.compose.project.working_dir"
+
+// presumeWorkspace returns the host path of c's presumed workspace, or ""
+// when o declares workspaces or none can be presumed. Without a declared
+// workspace, the read-write bind a sandbox is for is presumed to be it:
+//
+//   - for compose (or a container compose started), the bind of the project
+//     directory, else the bind on the service's working_dir;
+//   - else the container's single read-write bind.
+//
+// Only a bind that would be a clean workspace if declared counts (not a
+// home directory, a system directory or an engine socket); every further
+// read-write bind stays a finding.
+func presumeWorkspace(c *Container, o *Options) string {
+	if len(o.Workspaces) > 0 {
+		return ""
+	}
+	cands := workspaceCandidates(c, o)
+	if c.ProjectDir != "" {
+		dirs := resolveAll([]string{c.ProjectDir})
+		for _, m := range cands {
+			for _, d := range dirs {
+				if m.hostPath() == d {
+					return d
+				}
+			}
+		}
+	}
+	if c.WorkingDir != "" {
+		for _, m := range cands {
+			if cleanPath(m.Destination) == cleanPath(c.WorkingDir) {
+				return m.hostPath()
+			}
+		}
+	}
+	if len(cands) == 1 {
+		return cands[0].hostPath()
+	}
+	return ""
+}
+
+// workspaceCandidates are c's read-write host binds that would be clean if
+// declared as the workspace.
+func workspaceCandidates(c *Container, o *Options) []Mount {
+	var out []Mount
+	for _, m := range c.Mounts {
+		if !isHostMount(m) || !writable(m) || policy.IsEngineSocket(cleanPath(m.Destination)) {
+			continue
+		}
+		p := m.hostPath()
+		f := o.bindFacts(m)
+		f.Workspaces = []string{p}
+		if policy.ClassifyBind(p, f).Code == "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
