@@ -64,12 +64,13 @@ func Audit(cs []Container, opts Options) Report {
 			cs[i].PresumedWorkspace, oc.Workspaces = w, []string{w}
 		}
 		r.Containers = append(r.Containers, ContainerReport{
-			Name:     cs[i].Name,
-			Source:   cs[i].Source,
-			File:     cs[i].File,
-			Profiles: cs[i].Profiles,
-			Findings: auditOne(&cs[i], &oc),
-			Model:    cs[i],
+			Name:           cs[i].Name,
+			Source:         cs[i].Source,
+			File:           cs[i].File,
+			Profiles:       cs[i].Profiles,
+			Findings:       auditOne(&cs[i], &oc),
+			PermissionMode: permissionOf(&cs[i]),
+			Model:          cs[i],
 		})
 	}
 	return r

@@ -555,3 +555,49 @@ func TestPresumedWorkspace(t *testing.T) {
 		})
 	}
 }
+
+func TestPermissionMode(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(c *Container)
+		want   string
+	}{
+		{"no agent", func(c *Container) { c.Command = []string{"/bin/sh"} }, "none found"},
+		{"an agent in its default mode", func(c *Container) { c.Command = []string{"claude"} }, "claude default (default, command line)"},
+		{"a flag", func(c *Container) { c.Command = []string{"claude", "--dangerously-skip-permissions"} },
+			"claude bypassPermissions (--dangerously-skip-permissions, command line)"},
+		{"through a shell, at its line", func(c *Container) {
+			c.Command, c.KeyLines = []string{"sh", "-c", "codex --yolo"}, map[string]Location{"command": {File: "compose.yaml", Line: 7}}
+		}, "codex approval=never sandbox=danger-full-access (--yolo, command line at compose.yaml:7)"},
+		{"the environment", func(c *Container) {
+			c.Command, c.Env = []string{"/bin/sh"}, []EnvVar{{Name: "GOOSE_MODE", Value: "auto", Location: Location{File: "compose.yaml", Line: 9}}}
+		}, "goose auto-approve (GOOSE_MODE, environment at compose.yaml:9)"},
+		{"a settings file", func(c *Container) {
+			c.AgentConfigs = []AgentConfig{{Agent: "claude", Path: "/work/project/.claude/settings.json", AutoApprove: "defaultMode bypassPermissions"}}
+		}, "claude defaultMode bypassPermissions (settings, /work/project/.claude/settings.json)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := hardened()
+			tc.change(&c)
+			r := Audit([]Container{c}, Options{})
+			if got := r.Containers[0].PermissionMode.String(); got != tc.want {
+				t.Errorf("permission_mode %q, want %q", got, tc.want)
+			}
+			var text strings.Builder
+			if err := WriteText(&text, r, false); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(text.String(), "\npermission_mode: "+tc.want+"\n") {
+				t.Errorf("the text report lacks the permission_mode line:\n%s", text.String())
+			}
+			var js strings.Builder
+			if err := WriteJSON(&js, r); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(js.String(), `"permission_mode": {`) {
+				t.Errorf("the JSON report lacks permission_mode:\n%s", js.String())
+			}
+		})
+	}
+}

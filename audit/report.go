@@ -98,6 +98,9 @@ type ContainerReport struct {
 	// Profiles are the compose profiles the service belongs to.
 	Profiles []string  `json:"profiles,omitempty"`
 	Findings []Finding `json:"findings"`
+	// PermissionMode is the agent's permission mode, to record beside the
+	// audit ("none found" when no agent's setting was found).
+	PermissionMode PermissionMode `json:"permission_mode"`
 	// Model is the normalised configuration that was audited (environment
 	// values excluded).
 	Model Container `json:"model"`

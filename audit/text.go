@@ -71,6 +71,7 @@ func (t *textWriter) container(c ContainerReport) int {
 	t.env(m)
 	t.network(m)
 	t.privileges(m)
+	t.printf("permission_mode: %s\n", c.PermissionMode)
 	return t.findings(c.Findings)
 }
 
