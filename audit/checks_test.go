@@ -526,8 +526,12 @@ func TestPresumedWorkspace(t *testing.T) {
 		{"a writable volume stays a finding", func(c *Container) {
 			c.Mounts = append(c.Mounts, Mount{Type: "volume", Source: "cache", Destination: "/cache"})
 		}, Options{}, []string{"extra-writable-mount cache -> /cache"}, "/work/project"},
-		{"a declared workspace wins", func(c *Container) {}, Options{Workspaces: []string{"/work/other"}},
-			[]string{"extra-writable-mount /work/project -> /workspace"}, ""},
+		{
+			"a declared workspace wins", func(c *Container) {},
+			Options{Workspaces: []string{"/work/other"}},
+			[]string{"extra-writable-mount /work/project -> /workspace"},
+			"",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -564,8 +568,10 @@ func TestPermissionMode(t *testing.T) {
 	}{
 		{"no agent", func(c *Container) { c.Command = []string{"/bin/sh"} }, "none found"},
 		{"an agent in its default mode", func(c *Container) { c.Command = []string{"claude"} }, "claude default (default, command line)"},
-		{"a flag", func(c *Container) { c.Command = []string{"claude", "--dangerously-skip-permissions"} },
-			"claude bypassPermissions (--dangerously-skip-permissions, command line)"},
+		{
+			"a flag", func(c *Container) { c.Command = []string{"claude", "--dangerously-skip-permissions"} },
+			"claude bypassPermissions (--dangerously-skip-permissions, command line)",
+		},
 		{"through a shell, at its line", func(c *Container) {
 			c.Command, c.KeyLines = []string{"sh", "-c", "codex --yolo"}, map[string]Location{"command": {File: "compose.yaml", Line: 7}}
 		}, "codex approval=never sandbox=danger-full-access (--yolo, command line at compose.yaml:7)"},

@@ -408,11 +408,15 @@ func TestComposeProfiles(t *testing.T) {
 		},
 		{"--profile lint narrows to what it runs", []string{"lint"}, []string{"app []", "lint [lint]"}, nil},
 		{
-			"--profile debug", []string{"debug"}, []string{"app []", "debug [debug tools]"},
+			"--profile debug",
+			[]string{"debug"},
+			[]string{"app []", "debug [debug tools]"},
 			[]string{"debug container-socket-mounted /var/run/docker.sock -> /var/run/docker.sock @compose.yaml:9", "debug privileged-container privileged @compose.yaml:7"},
 		},
 		{
-			"--profile '*'", []string{"*"}, []string{"app []", "debug [debug tools]", "lint [lint]"},
+			"--profile '*'",
+			[]string{"*"},
+			[]string{"app []", "debug [debug tools]", "lint [lint]"},
 			[]string{"debug container-socket-mounted /var/run/docker.sock -> /var/run/docker.sock @compose.yaml:9", "debug privileged-container privileged @compose.yaml:7"},
 		},
 	}

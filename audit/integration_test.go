@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,7 +203,8 @@ func labCodes(t *testing.T, container, projectDir string) []string {
 	cmd := exec.Command("bash", script, container)
 	cmd.Env = append(os.Environ(), "LABBOOK="+filepath.Join(t.TempDir(), "labbook.md"), "PROJECT_DIR="+projectDir)
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
+	var ee *exec.ExitError
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
 		t.Fatalf("%s %s: %v\n%s", script, container, err, out)
 	}
 	var codes []string
@@ -267,8 +269,10 @@ func TestDockerProjectDirIsThePresumedWorkspace(t *testing.T) {
 		// bind; agentbox, with two read-write binds and no --workspace,
 		// presumes neither and names both.
 		{
-			"second-bind", []string{"-v", project + ":/workspace", "-v", extra + ":/out"},
-			[]string{CodeExtraWritable, CodeExtraWritable}, []string{CodeExtraWritable},
+			"second-bind",
+			[]string{"-v", project + ":/workspace", "-v", extra + ":/out"},
+			[]string{CodeExtraWritable, CodeExtraWritable},
+			[]string{CodeExtraWritable},
 		},
 	}
 	for _, tc := range tests {
