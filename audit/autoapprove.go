@@ -44,6 +44,25 @@ func argvTokens(argv []string) []string {
 	return out
 }
 
+// agentCommands finds each agent program on a command line (argv read as
+// words, so that `sh -c "codex --yolo"` counts) and returns, for each, the
+// words from the program's name on, unquoted: what its adapter reads.
+func agentCommands(argv []string) [][]string {
+	toks := argvTokens(argv)
+	var out [][]string
+	for i, t := range toks {
+		if !agents.Known(t) {
+			continue
+		}
+		args := make([]string, 0, len(toks)-i)
+		for _, a := range toks[i:] {
+			args = append(args, strings.Trim(a, `"'`))
+		}
+		out = append(out, args)
+	}
+	return out
+}
+
 // approveHit is one agent on a command line that runs without approval:
 // "agent flag" (the flag, or "default", or the subcommand that chose it)
 // and the mode as the agent names it.
@@ -55,16 +74,8 @@ type approveHit struct{ subject, mode string }
 // counts only after the agent's own program name: `apt-get -y` is not an
 // agent's. Environment settings are judged separately (checkAutoApprove).
 func approveInArgv(argv []string) []approveHit {
-	toks := argvTokens(argv)
 	var hits []approveHit
-	for i, t := range toks {
-		if !agents.Known(t) {
-			continue
-		}
-		args := make([]string, 0, len(toks)-i)
-		for _, a := range toks[i:] {
-			args = append(args, strings.Trim(a, `"'`))
-		}
+	for _, args := range agentCommands(argv) {
 		agent, p, _ := agents.PermissionOf(args, nil)
 		if p.AutoApprove {
 			subject := agent + " " + p.Source

@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"strings"
-
 	"github.com/agentbox/agentbox/agents"
 )
 
@@ -74,15 +72,7 @@ func permissionOf(c *Container) PermissionMode {
 // argvPermission is the mode the first agent on c's command line selects,
 // whether it runs without approval, and whether there is an agent there.
 func argvPermission(c *Container, env map[string]string) (PermissionMode, bool, bool) {
-	toks := argvTokens(c.Argv())
-	for i, t := range toks {
-		if !agents.Known(t) {
-			continue
-		}
-		args := make([]string, 0, len(toks)-i)
-		for _, a := range toks[i:] {
-			args = append(args, strings.Trim(a, `"'`))
-		}
+	for _, args := range agentCommands(c.Argv()) {
 		agent, p, _ := agents.PermissionOf(args, env)
 		m := PermissionMode{Agent: agent, Mode: p.Mode, Source: p.Source, Where: "command line", Location: c.keyLocation("command")}
 		return m, p.AutoApprove, true
