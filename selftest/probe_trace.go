@@ -31,17 +31,21 @@ func probePtrace(e *Env) outcome {
 		return *skip
 	}
 	err := seizeAndDetach(pid)
+	return pidOutcome(pid, err, "attached", "PTRACE_SEIZE of pid "+strconv.Itoa(pid))
+}
+
+// pidOutcome decides a probe aimed at pid from the call's error: ESRCH is
+// UNKNOWN (the target is gone, nothing was decided), an allowed call is
+// observed as allowed, and what names the call in the detail.
+func pidOutcome(pid int, err error, allowed, what string) outcome {
 	d, o := decideSyscall(err)
 	if errors.Is(err, unix.ESRCH) {
 		d, o = Unknown, "no-such-process"
 	}
 	if d == Allow {
-		o = "attached"
+		o = allowed
 	}
-	return outcome{
-		target: "pid " + strconv.Itoa(pid), decision: d, observed: o,
-		detail: "PTRACE_SEIZE of pid " + strconv.Itoa(pid) + ": " + errnoName(err),
-	}
+	return outcome{target: "pid " + strconv.Itoa(pid), decision: d, observed: o, detail: what + ": " + errnoName(err)}
 }
 
 func seizeAndDetach(pid int) error {
@@ -137,17 +141,7 @@ func probePrlimit(e *Env) outcome {
 		step = "write back"
 		err = unix.Prlimit(pid, unix.RLIMIT_NOFILE, &cur, nil)
 	}
-	d, o := decideSyscall(err)
-	if errors.Is(err, unix.ESRCH) {
-		d, o = Unknown, "no-such-process"
-	}
-	if d == Allow {
-		o = "limits-writable"
-	}
-	return outcome{
-		target: "pid " + strconv.Itoa(pid), decision: d, observed: o,
-		detail: "prlimit of pid " + strconv.Itoa(pid) + " RLIMIT_NOFILE (" + step + "): " + errnoName(err),
-	}
+	return pidOutcome(pid, err, "limits-writable", "prlimit of pid "+strconv.Itoa(pid)+" RLIMIT_NOFILE ("+step+")")
 }
 
 // probeKill sends signal 0, which runs the permission check and delivers
@@ -160,15 +154,5 @@ func probeKill(e *Env) outcome {
 		return *skip
 	}
 	err := unix.Kill(pid, 0)
-	d, o := decideSyscall(err)
-	if errors.Is(err, unix.ESRCH) {
-		d, o = Unknown, "no-such-process"
-	}
-	if d == Allow {
-		o = "signal-allowed"
-	}
-	return outcome{
-		target: "pid " + strconv.Itoa(pid), decision: d, observed: o,
-		detail: "kill of pid " + strconv.Itoa(pid) + " with signal 0: " + errnoName(err),
-	}
+	return pidOutcome(pid, err, "signal-allowed", "kill of pid "+strconv.Itoa(pid)+" with signal 0")
 }
