@@ -126,7 +126,7 @@ func composeInputs(cfg ComposeConfig) (*policy.Plan, compose.Options, error) {
 	if err != nil {
 		return nil, o, err
 	}
-	h, err := host.Capture()
+	h, err := host.Capture(cfg.Environ)
 	if err != nil {
 		return nil, o, err
 	}

@@ -142,7 +142,9 @@ func LoadPolicy(flags policy.Policy, src policy.Sources) (policy.Policy, []polic
 }
 
 func (l *launch) captureHost() error {
-	h, err := host.Capture()
+	// The process environment, read after the env canary is planted in
+	// it: the canary must meet the plan's allowlist like any secret.
+	h, err := host.Capture(os.Environ())
 	if err != nil {
 		return err
 	}
