@@ -19,6 +19,11 @@ const (
 	AcceptLabelPrefix = "io.agentbox.accept."
 )
 
+// CodeNoUserNS is the audit's finding for a container whose uids are the
+// host's: the residual of a compose project on an engine that does not remap
+// users, which agentbox compose accepts by label.
+const CodeNoUserNS = "user-namespace-not-used"
+
 // AcceptLabel is the label that carries the reason for accepting code.
 func AcceptLabel(code string) string { return AcceptLabelPrefix + code }
 
