@@ -39,21 +39,33 @@ func TestLabeledWorkspace(t *testing.T) {
 		{"the label picks the second of two binds", "/srv/cache", func(c *Container) {
 			c.Mounts = append(c.Mounts, bind("/srv/cache", "/cache", false))
 		}, Options{}, []string{"extra-writable-mount /work/project -> /workspace"}, "/srv/cache", ""},
-		{"a label naming no bind hides nothing, not even the single bind", "/work/elsewhere", func(c *Container) {}, Options{},
-			[]string{"extra-writable-mount /work/project -> /workspace"}, "", "names no read-write bind"},
+		{
+			"a label naming no bind hides nothing, not even the single bind", "/work/elsewhere", func(c *Container) {},
+			Options{},
+			[]string{"extra-writable-mount /work/project -> /workspace"},
+			"", "names no read-write bind",
+		},
 		{"a label naming a read-only bind is no workspace", "/srv/keys", func(c *Container) {
 			c.Mounts = append(c.Mounts, bind("/srv/keys", "/keys", true))
 		}, Options{}, []string{"extra-writable-mount /work/project -> /workspace"}, "", "names no read-write bind"},
-		{"a label naming the container path is not the host path", "/workspace", func(c *Container) {}, Options{},
-			[]string{"extra-writable-mount /work/project -> /workspace"}, "", "names no read-write bind"},
+		{
+			"a label naming the container path is not the host path", "/workspace", func(c *Container) {},
+			Options{},
+			[]string{"extra-writable-mount /work/project -> /workspace"},
+			"", "names no read-write bind",
+		},
 		{"a labelled home directory is still a home directory", "/srv/users/ana", func(c *Container) {
 			c.Mounts = []Mount{bind("/srv/users/ana", "/workspace", false)}
 		}, Options{HomeDirs: []string{"/srv/users/ana"}}, []string{"home-directory-mounted /srv/users/ana -> /workspace"}, "/srv/users/ana", ""},
 		{"a labelled system directory is still a system directory", "/etc", func(c *Container) {
 			c.Mounts = []Mount{bind("/etc", "/workspace", false)}
 		}, Options{}, []string{"system-directory-mounted /etc -> /workspace"}, "/etc", ""},
-		{"a declared workspace wins over the label", "/work/project", func(c *Container) {}, Options{Workspaces: []string{"/work/other"}},
-			[]string{"extra-writable-mount /work/project -> /workspace"}, "", ""},
+		{
+			"a declared workspace wins over the label", "/work/project", func(c *Container) {},
+			Options{Workspaces: []string{"/work/other"}},
+			[]string{"extra-writable-mount /work/project -> /workspace"},
+			"", "",
+		},
 		{"the label wins over the compose project directory", "/srv/cache", func(c *Container) {
 			c.ProjectDir = "/work/project"
 			c.Mounts = append(c.Mounts, bind("/srv/cache", "/cache", false))
@@ -106,16 +118,38 @@ func TestLabelAcceptances(t *testing.T) {
 		want   []string
 		notes  int
 	}{
-		{"no label: a note without a reason", nil, func(c *Container) { c.UserNS = No },
-			[]string{"user-namespace-not-used info"}, 0},
-		{"the residual, accepted", map[string]string{policy.AcceptLabel(CodeNoUserNS): reason}, func(c *Container) { c.UserNS = No },
-			[]string{"user-namespace-not-used info accepted"}, 0},
-		{"a user namespace: nothing to accept", map[string]string{policy.AcceptLabel(CodeNoUserNS): reason}, func(c *Container) {},
-			nil, 0},
-		{"an empty reason accepts nothing", map[string]string{policy.AcceptLabel(CodeNoUserNS): " "}, func(c *Container) { c.UserNS = No },
-			[]string{"user-namespace-not-used info"}, 0},
-		{"a failing finding stays failing", map[string]string{policy.AcceptLabel(CodePrivileged): "it is fine"}, func(c *Container) { c.Privileged = true },
-			[]string{"privileged-container critical"}, 1},
+		{
+			"no label: a note without a reason", nil, func(c *Container) { c.UserNS = No },
+			[]string{"user-namespace-not-used info"},
+			0,
+		},
+		{
+			"the residual, accepted",
+			map[string]string{policy.AcceptLabel(CodeNoUserNS): reason},
+			func(c *Container) { c.UserNS = No },
+			[]string{"user-namespace-not-used info accepted"},
+			0,
+		},
+		{
+			"a user namespace: nothing to accept",
+			map[string]string{policy.AcceptLabel(CodeNoUserNS): reason},
+			func(c *Container) {},
+			nil, 0,
+		},
+		{
+			"an empty reason accepts nothing",
+			map[string]string{policy.AcceptLabel(CodeNoUserNS): " "},
+			func(c *Container) { c.UserNS = No },
+			[]string{"user-namespace-not-used info"},
+			0,
+		},
+		{
+			"a failing finding stays failing",
+			map[string]string{policy.AcceptLabel(CodePrivileged): "it is fine"},
+			func(c *Container) { c.Privileged = true },
+			[]string{"privileged-container critical"},
+			1,
+		},
 		{"raised auto-approve is not accepted by a label", map[string]string{
 			policy.AcceptLabel(CodeAutoApprove): "yolo", policy.AcceptLabel(CodeRunsAsRoot): "root is fine",
 		}, func(c *Container) {
