@@ -80,7 +80,7 @@ const (
 	CodeHostPID           = "host-pid-mode"
 	CodeHostIPC           = "host-ipc-mode"
 	CodeHostUTS           = "host-uts-mode"
-	CodeNoUserNS          = "user-namespace-not-used"
+	CodeNoUserNS          = policy.CodeNoUserNS // "user-namespace-not-used"
 	CodeDevices           = "devices-mounted"
 	CodeSysctls           = "sysctls-set"
 	CodeAutoApprove       = "auto-approve-permission-mode"

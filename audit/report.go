@@ -101,6 +101,9 @@ type ContainerReport struct {
 	// PermissionMode is the agent's permission mode, to record beside the
 	// audit ("none found" when no agent's setting was found).
 	PermissionMode PermissionMode `json:"permission_mode"`
+	// Notes say what the audit ignored and why: a workspace label that
+	// names no read-write bind, an accept label for a finding that fails.
+	Notes []string `json:"notes,omitempty"`
 	// Model is the normalised configuration that was audited (environment
 	// values excluded).
 	Model Container `json:"model"`

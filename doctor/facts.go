@@ -181,6 +181,11 @@ type DockerFacts struct {
 	ConfigFound bool         `json:"config_found"`
 	ConfigErr   string       `json:"config_err,omitempty"`
 	Config      DaemonConfig `json:"config"`
+	// RunningUserNS is what the running dockerd says: "yes" when it remaps
+	// users (or runs rootless), "no" when it does not, "" when it could not
+	// be asked (RunningUserNSErr says why) or no socket exists.
+	RunningUserNS    string `json:"running_userns,omitempty"`
+	RunningUserNSErr string `json:"running_userns_err,omitempty"`
 }
 
 // DaemonConfig is the part of daemon.json doctor judges.
@@ -210,7 +215,7 @@ func Gather(ctx context.Context, h Host) *Facts {
 	for _, step := range []func(context.Context, Host, *Facts){
 		gatherUser, gatherOS, gatherKernel, gatherUserNS, gatherIDs,
 		gatherSeccomp, gatherLSM, gatherCgroup, gatherRuntimes,
-		gatherContainer, gatherVM, gatherDocker, gatherPodman, gatherAgents,
+		gatherContainer, gatherVM, gatherDocker, gatherDockerUserNS, gatherPodman, gatherAgents,
 	} {
 		step(ctx, h, f)
 	}
