@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"io"
+	"os"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -126,4 +127,14 @@ func (c Config) stderr() io.Writer {
 		return io.Discard
 	}
 	return c.Stderr
+}
+
+// stdFiles returns the user's streams that are files, which the session
+// copies to and from the sandbox (it never hands them over); a stream that
+// is not a file is none (/dev/null to the sandbox).
+func (c Config) stdFiles() (in, out, errf *os.File) {
+	in, _ = c.Stdin.(*os.File)
+	out, _ = c.Stdout.(*os.File)
+	errf, _ = c.Stderr.(*os.File)
+	return in, out, errf
 }
