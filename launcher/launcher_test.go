@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/agents"
 
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/policy"
@@ -358,5 +362,72 @@ func TestSpecIsTheRunsRecipeDry(t *testing.T) {
 	r.assertNothingLeft(t)
 	if recs := r.records(t); len(recs) != 0 {
 		t.Errorf("spec recorded %d runs", len(recs))
+	}
+}
+
+// agentbox spec plans and renders with a run root and state directory
+// that do not exist, and makes neither.
+func TestSpecCreatesNothing(t *testing.T) {
+	r := newFakeRun(t, fakeInit{Probes: passing})
+	base := t.TempDir()
+	r.cfg.Dirs = Dirs{State: filepath.Join(base, "state"), RunRoot: filepath.Join(base, "run")}
+	if _, err := Spec(t.Context(), r.cfg); err != nil {
+		t.Fatalf("spec: %v", err)
+	}
+	if left, _ := os.ReadDir(base); len(left) != 0 {
+		t.Errorf("spec made %v", left)
+	}
+	if left, _ := filepath.Glob(filepath.Join(r.ws, ".agentbox-*")); len(left) != 0 {
+		t.Errorf("spec left %v in the workspace", left)
+	}
+}
+
+// agentbox spec shows the config.json a run writes: the same but for what
+// differs by design, the run's id (in the cgroup and the run directory's
+// paths) and its gateway token, which spec shows as placeholders, and the
+// cover over the workspace socket canary that only a run plants.
+func TestSpecIsTheConfigARunWrites(t *testing.T) {
+	r := newFakeRun(t, fakeInit{Probes: passing})
+	s, err := Spec(t.Context(), r.cfg)
+	if err != nil {
+		t.Fatalf("spec: %v", err)
+	}
+	res, err := r.run(t)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, r.cfg.Stderr)
+	}
+	if len(r.eng.bundles) != 1 {
+		t.Fatalf("%d bundles written, want 1", len(r.eng.bundles))
+	}
+	var ran specs.Spec
+	if err := json.Unmarshal(r.eng.bundles[0], &ran); err != nil {
+		t.Fatal(err)
+	}
+	id := res.Record.RunID
+	ran.Mounts = slices.DeleteFunc(ran.Mounts, func(m specs.Mount) bool {
+		return strings.Contains(m.Destination, ".agentbox-canary-"+id)
+	})
+	norm := func(sp *specs.Spec, id, token string) string {
+		data, err := json.MarshalIndent(sp, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := strings.ReplaceAll(string(data), id, policy.RunIDPlaceholder)
+		if token != "" {
+			out = strings.ReplaceAll(out, token, policy.GatewayTokenPlaceholder)
+		}
+		return out
+	}
+	token := ""
+	for _, kv := range ran.Process.Env {
+		if v, ok := strings.CutPrefix(kv, agents.TokenEnv+"="); ok {
+			token = v
+		}
+	}
+	if token == "" || token == policy.GatewayTokenPlaceholder {
+		t.Fatalf("the run's spec carries token %q, want the run's own", token)
+	}
+	if d := cmp.Diff(norm(s, policy.RunIDPlaceholder, ""), norm(&ran, id, token)); d != "" {
+		t.Errorf("spec and run differ beyond the run id and token (-spec +run):\n%s", d)
 	}
 }
