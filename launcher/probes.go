@@ -7,7 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -114,34 +113,18 @@ func (p *prepared) configureInit() error {
 	return p.initCh.Configure(ic)
 }
 
-// landlockPlan limits the agent's file system access to the plan's paths,
-// where no SELinux or AppArmor label confines it, and its TCP to the
-// gateway's port unless the policy allows local TCP.
+// landlockPlan is the plan's Landlock ruleset as init's configuration
+// carries it.
 func landlockPlan(p *policy.Plan) *selftest.LandlockPlan {
-	if p.LSM.Kind != policy.LSMNone {
+	ll := p.Landlock
+	if ll == nil {
 		return nil
 	}
-	paths := []selftest.LandlockPath{
-		{Path: "/etc"},
-		{Path: "/proc"},
-		{Path: "/sys", Optional: true},
-		{Path: "/dev", Write: true, IoctlDev: true},
+	out := &selftest.LandlockPlan{RestrictTCP: ll.RestrictTCP, ConnectTCP: ll.ConnectTCP, BindTCP: ll.BindTCP}
+	for _, path := range ll.Paths {
+		out.Paths = append(out.Paths, selftest.LandlockPath(path))
 	}
-	for link := range p.Rootfs.Symlinks {
-		paths = append(paths, selftest.LandlockPath{Path: link, Optional: true})
-	}
-	for _, m := range p.Mounts {
-		paths = append(paths, selftest.LandlockPath{Path: m.Destination, Write: !m.ReadOnly})
-	}
-	sort.Slice(paths, func(i, j int) bool { return paths[i].Path < paths[j].Path })
-	plan := &selftest.LandlockPlan{Paths: paths}
-	if p.GatewaySocket != "" && !p.Network.LocalTCP {
-		// TCP only to the gateway's port (Landlock ABI 4 and later; older
-		// kernels leave TCP to the network namespace, which the ABI records).
-		port := uint16(policy.GatewayPort)
-		plan.RestrictTCP, plan.ConnectTCP, plan.BindTCP = true, []uint16{port}, []uint16{port}
-	}
-	return plan
+	return out
 }
 
 // verify collects the probes' results, verifies the sandbox from the host

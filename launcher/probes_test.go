@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/selftest"
 )
@@ -33,5 +34,15 @@ func TestExcusesAreThePlansAndTheUsers(t *testing.T) {
 	ex := p.excuses()
 	if want := []string{"prlimit-pid1-denied", "host-init-uid-separate"}; !slices.Equal(ex.Residual, want) || len(ex.AllowUnknown) != 1 {
 		t.Errorf("excuses %+v, want the residual's probes %v and the one accepted UNKNOWN", ex, want)
+	}
+}
+
+// The plan's gateway layout is the gateway's: the port init relays, and
+// the socket's place in the run directory (startGateway also refuses a
+// gateway that listens elsewhere).
+func TestPlanGatewayIsTheGateways(t *testing.T) {
+	if policy.GatewayPort != netpolicy.DefaultPort || policy.GatewaySocketDir != netpolicy.RunSocketDir || policy.GatewaySocketName != netpolicy.RunSocketName {
+		t.Errorf("policy plans the gateway at port %d, %s/%s; netpolicy serves it at %d, %s/%s",
+			policy.GatewayPort, policy.GatewaySocketDir, policy.GatewaySocketName, netpolicy.DefaultPort, netpolicy.RunSocketDir, netpolicy.RunSocketName)
 	}
 }

@@ -42,6 +42,9 @@ type Plan struct {
 	Limits *ResolvedLimits `json:"limits,omitempty"`
 	// LSM is the mandatory access control layer chosen for this host.
 	LSM LSM `json:"lsm"`
+	// Landlock is the agent's Landlock ruleset where LSM is none; nil
+	// where a label confines the agent, or no agentbox-init applies it.
+	Landlock *Landlock `json:"landlock,omitempty"`
 	// Runtime is the OCI runtime to run the bundle with.
 	Runtime Runtime `json:"runtime"`
 	// CgroupsPath is the sandbox's cgroup below the hierarchy's root,

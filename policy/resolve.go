@@ -87,6 +87,7 @@ func Resolve(p Policy, argv []string, h Host, run Run) (*Plan, error) {
 		{"protected paths", r.resolveProtected},
 		{"workspace sockets", r.coverSockets},
 		{"mounts", r.finishMounts},
+		{"landlock", r.resolveLandlock},
 		{"agent", r.resolveAgent},
 	}
 	for _, s := range steps {

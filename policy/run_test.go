@@ -143,3 +143,51 @@ func TestRootlessIDMode(t *testing.T) {
 		})
 	}
 }
+
+// The Landlock ruleset is the plan's: every mount's destination (written
+// only where the mount is read-write), the fixed system paths, and TCP to
+// the gateway's port alone unless the policy allows local TCP; none where
+// an LSM label confines the agent or an engine runs the sandbox.
+func TestResolveLandlock(t *testing.T) {
+	f := newFakeFS()
+	f.dir("/srv/proj", 0, 0)
+	plan, err := Resolve(Policy{}, []string{"sh"}, testHost(f), runWith)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ll := plan.Landlock
+	if ll == nil || !ll.RestrictTCP || !slices.Equal(ll.ConnectTCP, []uint16{GatewayPort}) || !slices.Equal(ll.BindTCP, []uint16{GatewayPort}) {
+		t.Fatalf("landlock %+v: want TCP to the gateway's port only", ll)
+	}
+	want := map[string]LandlockPath{
+		"/srv/proj":   {Path: "/srv/proj", Write: true},
+		"/usr":        {Path: "/usr"},
+		"/bin":        {Path: "/bin", Optional: true},
+		"/dev":        {Path: "/dev", Write: true, IoctlDev: true},
+		GatewaySocket: {Path: GatewaySocket},
+	}
+	for _, p := range ll.Paths {
+		if w, ok := want[p.Path]; ok && p != w {
+			t.Errorf("landlock path %+v, want %+v", p, w)
+		}
+		delete(want, p.Path)
+	}
+	if len(want) > 0 {
+		t.Errorf("landlock lacks %v", want)
+	}
+	if !slices.IsSortedFunc(ll.Paths, func(a, b LandlockPath) int { return strings.Compare(a.Path, b.Path) }) {
+		t.Errorf("paths not sorted: %+v", ll.Paths)
+	}
+	local, err := Resolve(Policy{Network: Network{LocalTCP: true}}, []string{"sh"}, testHost(f), runWith)
+	if err != nil || local.Landlock == nil || local.Landlock.RestrictTCP {
+		t.Errorf("local TCP allowed: landlock %+v (%v), want TCP unrestricted", local.Landlock, err)
+	}
+	h := testHost(f)
+	h.AppArmor, h.AppArmorReady = true, true
+	if aa, err := Resolve(Policy{}, []string{"sh"}, h, runWith); err != nil || aa.Landlock != nil {
+		t.Errorf("with AppArmor: landlock %+v (%v), want none", aa.Landlock, err)
+	}
+	if eng, err := Resolve(Policy{}, []string{"sh"}, testHost(f), Run{Target: TargetEngine}); err != nil || eng.Landlock != nil {
+		t.Errorf("for an engine: landlock %+v (%v), want none", eng.Landlock, err)
+	}
+}
