@@ -2,11 +2,12 @@ package compose
 
 import (
 	"errors"
-	"go.yaml.in/yaml/v3"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"

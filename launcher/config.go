@@ -60,7 +60,8 @@ type Config struct {
 	Targets selftest.Targets
 
 	// Dirs are the state directory and run root; zero finds them from
-	// Getenv (FindDirs), inside the pipeline's host step.
+	// Getenv (FindDirs), inside the pipeline's host step. They are checked
+	// there and made only by the run directory step (never by Spec).
 	Dirs Dirs
 	// InitPath is agentbox-init on the host; "" finds it (FindInit:
 	// $AGENTBOX_INIT, beside this executable, on PATH).
@@ -94,9 +95,9 @@ type Result struct {
 	Record ledger.Record
 	// Probes are every in-sandbox probe's result, then the host's checks.
 	Probes []selftest.Result
-	// Failed are the results that refuse a launch (or fail a self-test):
-	// not the expected decision, and neither an accepted UNKNOWN nor an
-	// ALLOW that a recorded residual names.
+	// Failed are the results that refuse a launch (or fail a self-test),
+	// as selftest.Judge finds them: not the expected decision, and neither
+	// an accepted UNKNOWN nor an ALLOW that a recorded residual names.
 	Failed []selftest.Result
 	// ResidualAllowed counts the results that are ALLOW only under a
 	// recorded residual.
