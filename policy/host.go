@@ -46,9 +46,10 @@ type Host struct {
 	// SubIDs are the invoking user's subordinate ids, which decide a
 	// rootless sandbox's id map (IDMode); unused as root.
 	SubIDs SubIDs
-	// WorkspaceSockets are the pathname unix sockets found in the workspace
-	// (workspace.Inspect), relative to it; the plan covers each. Nil: none
-	// found, or the workspace was not inspected (agentbox spec).
+	// WorkspaceSockets are the pathname unix sockets in the workspace,
+	// relative to it: those workspace.Inspect found, and the one the
+	// launcher will plant there as a canary; the plan covers each. Nil:
+	// none, or the workspace was not inspected.
 	WorkspaceSockets []string
 	// LandlockABI is the kernel's Landlock ABI, 0 without Landlock; at 9
 	// and later Landlock also refuses connecting to sockets made outside
