@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentbox/agentbox/apparmor"
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/engine/advisory"
 	"github.com/agentbox/agentbox/userns"
 )
 
@@ -144,11 +145,7 @@ type RuntimeFacts struct {
 }
 
 // Package is an installed distribution package.
-type Package struct {
-	Manager string `json:"manager"` // "dpkg" or "rpm"
-	Name    string `json:"name"`
-	Version string `json:"version"` // as the manager prints it, epoch included
-}
+type Package = advisory.Package
 
 // ContainerFacts is the evidence that doctor runs inside a container.
 type ContainerFacts struct {

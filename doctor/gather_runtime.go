@@ -4,6 +4,8 @@ import (
 	"context"
 	"regexp"
 	"strings"
+
+	"github.com/agentbox/agentbox/engine/advisory"
 )
 
 // runtimeNames are the OCI runtimes agentbox can drive, default first.
@@ -18,18 +20,31 @@ func gatherRuntimes(ctx context.Context, h Host, f *Facts) {
 		if err != nil {
 			continue
 		}
-		rt := RuntimeFacts{Name: name, Path: p}
-		out, err := h.Sys.Output(ctx, p, "--version")
-		rt.Version = parseRuntimeVersion(string(out))
-		if rt.Version == "" {
-			rt.VersionErr = "no version in `" + name + " --version` output"
-			if err != nil {
-				rt.VersionErr = err.Error()
-			}
-		}
-		rt.Package = owningPackage(ctx, h, p)
-		f.Runtimes = append(f.Runtimes, rt)
+		f.Runtimes = append(f.Runtimes, InspectRuntime(ctx, h, name, p))
 	}
+}
+
+// InspectRuntime reads what the advisory table judges a runtime by: the
+// version the binary at path reports (it runs `PATH --version`) and the
+// package that installed it. `agentbox run` asks it about the runtime its
+// plan chose, doctor about every runtime on PATH.
+func InspectRuntime(ctx context.Context, h Host, name, path string) RuntimeFacts {
+	rt := RuntimeFacts{Name: name, Path: path}
+	out, err := h.Sys.Output(ctx, path, "--version")
+	rt.Version = parseRuntimeVersion(string(out))
+	if rt.Version == "" {
+		rt.VersionErr = "no version in `" + name + " --version` output"
+		if err != nil {
+			rt.VersionErr = err.Error()
+		}
+	}
+	rt.Package = owningPackage(ctx, h, path)
+	return rt
+}
+
+// Advisory is rt as the advisory table's judgement takes it.
+func (rt RuntimeFacts) Advisory() advisory.Runtime {
+	return advisory.Runtime{Name: rt.Name, Path: rt.Path, Version: rt.Version, Package: rt.Package}
 }
 
 // runtimeVersionRE finds "runc version 1.1.5+ds1", "crun version 1.8.1" or
