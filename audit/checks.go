@@ -39,6 +39,7 @@ var checks = []Check{
 	{"host-namespaces", []string{CodeHostPID, CodeHostIPC, CodeHostUTS}, checkHostNamespaces},
 	{"devices-mounted", []string{CodeDevices}, checkDevices},
 	{"sysctls-set", []string{CodeSysctls}, checkSysctls},
+	{"runtime-vulnerable", []string{CodeRuntimeVulnerable}, checkRuntimeAdvisories},
 }
 
 // warnChecks is the ordered list of warn-only checks: their findings are

@@ -72,6 +72,10 @@ type Options struct {
 	// Init, when set, is the caller's own init (agentbox-init): see
 	// InitProcess. Nil treats every process like any other.
 	Init *InitProcess
+	// RuntimeAdvisories are the runtime's vulnerabilities that the launch
+	// exposes, each a runtime-vulnerable finding; nil when the caller
+	// judged none (a configuration alone cannot say).
+	RuntimeAdvisories []RuntimeAdvisory
 }
 
 // InitProcess is an init the caller itself runs as the container's process.
