@@ -10,8 +10,9 @@
 //	           exists outside this process yet.
 //	Prepare  → prepared: everything made from the plan: stale runs
 //	           collected, the run directory, the id slot leased and the
-//	           maps made from the plan's request, the rendered and
-//	           self-audited spec, the gateway at the plan's socket with the
+//	           maps made from the plan's request, the rendered spec, the
+//	           runtime judged against engine/advisory's CVE table for this
+//	           launch mode (runtimecheck.go), the self-audit, the gateway at the plan's socket with the
 //	           plan's token, the bundle, the LSM profile, the workspace
 //	           grant, the canaries, and a created, not yet started sandbox
 //	           whose init holds its configuration

@@ -32,6 +32,8 @@ type prepared struct {
 	spec   *specs.Spec
 	// findings are the self-audit's, accepted ones included.
 	findings []audit.Finding
+	// advice is the runtime step's verdicts (runtimecheck.go).
+	advice   runtimeAdvice
 	eng      engine.Engine
 	grant    *engine.Grant
 	gw       *netpolicy.RunGateway
@@ -44,19 +46,20 @@ type prepared struct {
 }
 
 // recipe is the whole Prepare stage: the pure prefix, then the steps that
-// make things from the plan. Dry (agentbox spec) is the pure prefix and
-// the render, with the id slot a run would get (the allocator's Peek):
-// nothing is made, leased or started.
+// make things from the plan. Dry (agentbox spec) is the pure prefix, the
+// render and the runtime's advisory verdicts, with the id slot a run would
+// get (the allocator's Peek): nothing is made, leased or started.
 func (p *prepared) recipe(ctx context.Context) []namedStep {
 	steps := p.planSteps()
 	if p.dry {
-		return append(steps, namedStep{"ids", p.mapIDs}, namedStep{"render", p.render})
+		return append(steps, namedStep{"ids", p.mapIDs}, namedStep{"render", p.render}, namedStep{"runtime", func() error { return p.checkRuntime(ctx) }})
 	}
 	return append(steps, []namedStep{
 		{"gc", p.collectStale},
 		{"run directory", p.createRunDir},
 		{"ids", p.mapIDs},
 		{"render", p.render},
+		{"runtime", func() error { return p.checkRuntime(ctx) }},
 		{"audit", p.auditSpec},
 		{"gateway", p.startGateway},
 		{"init binary", func() error { return p.initBin.install() }},

@@ -15,7 +15,7 @@ import (
 // refuses the launch.
 func (p *prepared) auditSpec() error {
 	plan := p.plan
-	opts := audit.Options{Workspaces: []string{plan.Workspace}, HomeDirs: p.host.Homes, AllowEnv: plan.Agent.TokenVars, Accept: acceptances(plan)}
+	opts := audit.Options{Workspaces: []string{plan.Workspace}, HomeDirs: p.host.Homes, AllowEnv: plan.Agent.TokenVars, Accept: acceptances(plan), RuntimeAdvisories: p.advice.refusals()}
 	for _, m := range plan.Mounts {
 		switch {
 		case m.ReadOnly && m.Kind == policy.KindInstall:

@@ -26,7 +26,7 @@ func TestSpecIsTheRunsRecipeDry(t *testing.T) {
 	if err != nil {
 		t.Fatalf("spec: %v", err)
 	}
-	dry := slices.DeleteFunc(slices.Clone(prepareSteps[:slices.Index(prepareSteps, "render")+1]), func(s string) bool {
+	dry := slices.DeleteFunc(slices.Clone(prepareSteps[:slices.Index(prepareSteps, "runtime")+1]), func(s string) bool {
 		return s == "gc" || s == "run directory"
 	})
 	if diff := cmp.Diff(dry, r.steps); diff != "" {

@@ -97,9 +97,14 @@ func (f Finding) Residual() bool {
 	return f.Verdict == NotExposed || f.soft && (f.Verdict == Exposed || f.Verdict == Undetermined)
 }
 
-// Line is the finding in one line: key, verdict, the facts and the reason.
-func (f Finding) Line() string {
-	s := fmt.Sprintf("%s (%s severity) %s: %s", f.Key, f.Severity, f.Verdict, f.Detail)
+// Line is the finding in one line: the key, then Reason.
+func (f Finding) Line() string { return f.Key + ": " + f.Reason() }
+
+// Reason is the verdict with the severity, the version facts and the
+// exposure: "affected-not-exposed (high severity): package runc … lacks the
+// fix …; not exposed in the default mode: …".
+func (f Finding) Reason() string {
+	s := fmt.Sprintf("%s (%s severity): %s", f.Verdict, f.Severity, f.Detail)
 	if f.Exposure != "" {
 		s += "; " + f.Exposure
 	}

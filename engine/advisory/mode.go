@@ -57,7 +57,7 @@ type condition struct {
 var conditions = map[Condition]condition{
 	NeedsRootfs: {
 		holds:  func(m Mode) bool { return m.Rootfs },
-		absent: "the default root holds no image: agentbox builds it from read-only binds of the host's system directories, and the runtime makes /dev and /proc afresh, shared with no other container",
+		absent: "the default root holds no image (read-only binds of the host's system directories; /dev and /proc made afresh by the runtime, shared with no other container)",
 	},
 	NeedsNoUserNS: {
 		holds:  func(m Mode) bool { return !m.UserNS },
