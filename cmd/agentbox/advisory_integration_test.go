@@ -14,8 +14,8 @@ import (
 	"github.com/agentbox/agentbox/doctor"
 	"github.com/agentbox/agentbox/engine/advisory"
 	"github.com/agentbox/agentbox/internal/testutil"
-	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/launcher"
+	"github.com/agentbox/agentbox/ledger"
 )
 
 // Doctor and run tell the same story about this host's runc: for the
