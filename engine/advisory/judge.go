@@ -137,6 +137,7 @@ func judge(e Entry, rt Runtime, d Distro, m Mode, checked string) Finding {
 	case fixed:
 		f.Verdict = Fixed
 		return f
+	case affected, unknown: // decided by the mode, below
 	}
 	exposed, why := exposure(e, m)
 	switch {
