@@ -25,11 +25,14 @@ go test -c -tags integration -o "$work/userns.test" ./userns
 chmod 755 "$work"/*
 
 home=$(getent passwd "$test_user" | cut -d: -f6)
+# The user's runtime directory (scripts/podman-setup.sh makes it, as logind
+# would): rootless Podman keeps its state and API socket there.
+runtime_dir=/run/user/$(id -u "$test_user")
 cd "$work"
 as_user() {
 	runuser -u "$test_user" -- env -i \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME="$home" USER="$test_user" LANG=C.UTF-8 \
+		HOME="$home" USER="$test_user" LANG=C.UTF-8 XDG_RUNTIME_DIR="$runtime_dir" \
 		AGENTBOX_BIN="$work/agentbox" AGENTBOX_TEST_STRICT="${AGENTBOX_TEST_STRICT:-}" "$@"
 }
 echo "test-rootless: cmd/agentbox as $test_user"
