@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,6 +29,9 @@ type Engine struct {
 	// Socket is the path of the engine's unix socket.
 	Socket string
 	client *http.Client
+	// self is what the engine says of itself, asked once (selfFacts).
+	self     engineSelf
+	selfOnce sync.Once
 }
 
 // NewEngine returns a client for kind's engine at socket; an empty socket
@@ -85,6 +89,7 @@ func (e *Engine) Container(ctx context.Context, nameOrID string) (Container, err
 	}
 	c.UserNS = e.userNS(ctx, c.UserNS)
 	c.Resolve()
+	e.ownSocketGrants(ctx, &c)
 	c.AgentConfigs = ScanAgentConfigs(c.Mounts)
 	return c, nil
 }
@@ -134,26 +139,109 @@ func (e *Engine) network(ctx context.Context, name string, ep *struct{ NetworkID
 	return Network{Name: name, Internal: No, Why: "read from the engine"}
 }
 
-// userNS refines a container's user-namespace answer with the daemon's
-// security options (userns-remap, rootless).
+// userNS refines a container's user-namespace answer with what the engine
+// says of itself: every container of a rootless engine is in the user
+// namespace the engine runs in, whatever its own mode says (rootless
+// Podman's --userns=host is the user's namespace, not the host's); for a
+// rootful one, an unset mode is the daemon's default (userns-remap).
 func (e *Engine) userNS(ctx context.Context, t Tri) Tri {
-	if t != Unknown {
+	self := e.selfFacts(ctx)
+	switch {
+	case self.rootless == Yes:
+		return Yes
+	case t != Unknown:
 		return t
-	}
-	b, err := e.get(ctx, "/info")
-	if err != nil {
+	case self.err != nil:
 		return Unknown
-	}
-	var info struct{ SecurityOptions []string }
-	if json.Unmarshal(b, &info) != nil {
-		return Unknown
-	}
-	for _, o := range info.SecurityOptions {
-		if strings.Contains(o, "name=userns") || strings.Contains(o, "name=rootless") {
-			return Yes
-		}
+	case self.remap:
+		return Yes
 	}
 	return No
+}
+
+// engineSelf is what an engine says of itself.
+type engineSelf struct {
+	// rootless: the engine runs as an ordinary user.
+	rootless Tri
+	// remap: dockerd remaps container users daemon-wide (userns-remap).
+	remap bool
+	err   error
+}
+
+// selfFacts asks the engine once what it is. Podman says whether it is
+// rootless in its own API (libpod info: host.security.rootless), not in the
+// Docker-compatible /info, whose SecurityOptions carry name=rootless for
+// rootless Docker only; an engine without the libpod API is read through
+// /info.
+func (e *Engine) selfFacts(ctx context.Context) engineSelf {
+	e.selfOnce.Do(func() {
+		e.self = engineSelf{rootless: Unknown}
+		if e.Kind == "podman" && e.podmanSelf(ctx) {
+			return
+		}
+		b, err := e.get(ctx, "/info")
+		var info struct{ SecurityOptions []string }
+		if err == nil {
+			err = json.Unmarshal(b, &info)
+		}
+		if err != nil {
+			e.self.err = err
+			return
+		}
+		e.self.rootless = No
+		for _, o := range info.SecurityOptions {
+			e.self.remap = e.self.remap || strings.Contains(o, "name=userns")
+			if strings.Contains(o, "name=rootless") {
+				e.self.rootless = Yes
+			}
+		}
+	})
+	return e.self
+}
+
+// podmanInfoPath is libpod's info endpoint; Podman 4 and later serve it
+// under any API version prefix.
+const podmanInfoPath = "/v4.0.0/libpod/info"
+
+// podmanSelf reads libpod info into e.self and reports whether it could.
+func (e *Engine) podmanSelf(ctx context.Context) bool {
+	b, err := e.get(ctx, podmanInfoPath)
+	if err != nil {
+		return false
+	}
+	var info struct {
+		Host *struct {
+			Security *struct {
+				Rootless *bool `json:"rootless"`
+			} `json:"security"`
+		} `json:"host"`
+	}
+	if json.Unmarshal(b, &info) != nil || info.Host == nil || info.Host.Security == nil || info.Host.Security.Rootless == nil {
+		return false
+	}
+	e.self.rootless = No
+	if *info.Host.Security.Rootless {
+		e.self.rootless = Yes
+	}
+	return true
+}
+
+// ownSocketGrants completes the grant of every bound socket that is this
+// engine's own socket with what the engine says of itself.
+func (e *Engine) ownSocketGrants(ctx context.Context, c *Container) {
+	own, err := os.Stat(e.Socket)
+	if err != nil {
+		return
+	}
+	for i := range c.Mounts {
+		m := &c.Mounts[i]
+		if m.Grant == nil {
+			continue
+		}
+		if fi, err := os.Stat(m.HostPath); err == nil && os.SameFile(fi, own) {
+			m.Grant.fromEngine(e.Kind, e.selfFacts(ctx).rootless)
+		}
+	}
 }
 
 // maxAnswer bounds one API answer.

@@ -154,6 +154,9 @@ type Mount struct {
 	// SameFile names the engine socket that Source is the same file as
 	// (a hard link or a bind of it under another name).
 	SameFile string `json:"same_file,omitempty"`
+	// Grant says whose privileges the source grants when it is a unix
+	// socket on the auditing host (Resolve, then the engine); nil otherwise.
+	Grant *SocketGrant `json:"socket_grant,omitempty"`
 	Location
 }
 
