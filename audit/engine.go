@@ -75,7 +75,7 @@ func DefaultSocket(kind string, getenv func(string) string) string {
 // networks into the model. A network whose object cannot be read keeps an
 // unknown internal flag.
 func (e *Engine) Container(ctx context.Context, nameOrID string) (Container, error) {
-	b, err := e.get(ctx, "/containers/"+url.PathEscape(nameOrID)+"/json")
+	b, err := e.inspect(ctx, nameOrID)
 	if err != nil {
 		return Container{}, fmt.Errorf("inspect container %s: %w", nameOrID, err)
 	}
@@ -88,10 +88,25 @@ func (e *Engine) Container(ctx context.Context, nameOrID string) (Container, err
 		return Container{}, err
 	}
 	c.UserNS = e.userNS(ctx, c.UserNS)
+	c.RootUser = e.rootUser(ctx, b)
 	c.Resolve()
 	e.ownSocketGrants(ctx, &c)
 	c.AgentConfigs = ScanAgentConfigs(c.Mounts)
 	return c, nil
+}
+
+// inspect reads the container's inspect document. Podman's own endpoint
+// answers what `podman inspect` prints, with the resulting capability sets
+// that its Docker-compatible one leaves out; when it does not answer (no
+// libpod API), the compatible one is read.
+func (e *Engine) inspect(ctx context.Context, nameOrID string) ([]byte, error) {
+	path := "/containers/" + url.PathEscape(nameOrID) + "/json"
+	if e.Kind == "podman" {
+		if b, err := e.get(ctx, podmanAPI+"/libpod"+path); err == nil {
+			return b, nil
+		}
+	}
+	return e.get(ctx, path)
 }
 
 // fillNetworks reads each attached network object for its internal flag;
@@ -163,6 +178,9 @@ func (e *Engine) userNS(ctx context.Context, t Tri) Tri {
 type engineSelf struct {
 	// rootless: the engine runs as an ordinary user.
 	rootless Tri
+	// rootUID is the host uid that container uid 0 maps to in the
+	// engine's own user namespace (Podman's idMappings), or -1.
+	rootUID int
 	// remap: dockerd remaps container users daemon-wide (userns-remap).
 	remap bool
 	err   error
@@ -175,7 +193,7 @@ type engineSelf struct {
 // /info.
 func (e *Engine) selfFacts(ctx context.Context) engineSelf {
 	e.selfOnce.Do(func() {
-		e.self = engineSelf{rootless: Unknown}
+		e.self = engineSelf{rootless: Unknown, rootUID: -1}
 		if e.Kind == "podman" && e.podmanSelf(ctx) {
 			return
 		}
@@ -199,9 +217,12 @@ func (e *Engine) selfFacts(ctx context.Context) engineSelf {
 	return e.self
 }
 
-// podmanInfoPath is libpod's info endpoint; Podman 4 and later serve it
-// under any API version prefix.
-const podmanInfoPath = "/v4.0.0/libpod/info"
+// podmanAPI is the version prefix of libpod's own endpoints; Podman 4 and
+// later serve them under it.
+const podmanAPI = "/v4.0.0"
+
+// podmanInfoPath is libpod's info endpoint.
+const podmanInfoPath = podmanAPI + "/libpod/info"
 
 // podmanSelf reads libpod info into e.self and reports whether it could.
 func (e *Engine) podmanSelf(ctx context.Context) bool {
@@ -214,6 +235,13 @@ func (e *Engine) podmanSelf(ctx context.Context) bool {
 			Security *struct {
 				Rootless *bool `json:"rootless"`
 			} `json:"security"`
+			IDMappings struct {
+				UIDMap []struct {
+					ContainerID int `json:"container_id"`
+					HostID      int `json:"host_id"`
+					Size        int `json:"size"`
+				} `json:"uidmap"`
+			} `json:"idMappings"`
 		} `json:"host"`
 	}
 	if json.Unmarshal(b, &info) != nil || info.Host == nil || info.Host.Security == nil || info.Host.Security.Rootless == nil {
@@ -223,7 +251,30 @@ func (e *Engine) podmanSelf(ctx context.Context) bool {
 	if *info.Host.Security.Rootless {
 		e.self.rootless = Yes
 	}
+	for _, m := range info.Host.IDMappings.UIDMap {
+		if m.ContainerID == 0 && m.Size > 0 {
+			e.self.rootUID = m.HostID
+		}
+	}
 	return true
+}
+
+// rootUser names the host user that root in the container described by
+// raw is: the rootless engine's own user, unless the container's --userns
+// maps it elsewhere (keep-id, auto, nomap, a namespace of its own).
+func (e *Engine) rootUser(ctx context.Context, raw []byte) string {
+	var d struct{ HostConfig *struct{ UsernsMode string } }
+	if json.Unmarshal(raw, &d) != nil || d.HostConfig == nil {
+		return ""
+	}
+	if m := d.HostConfig.UsernsMode; m != "" && m != "host" {
+		return ""
+	}
+	self := e.selfFacts(ctx)
+	if self.rootless != Yes || self.rootUID <= 0 {
+		return ""
+	}
+	return userName(self.rootUID)
 }
 
 // ownSocketGrants completes the grant of every bound socket that is this

@@ -55,6 +55,16 @@ func socketOwner(p string) *SocketGrant {
 	return g
 }
 
+// userName names uid as who does: "agentbox-test (uid 1001)", or "uid
+// 1001" when this host's passwd does not name it.
+func userName(uid int) string {
+	g := SocketGrant{UID: uid}
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		g.User = u.Username
+	}
+	return g.who()
+}
+
 // fromEngine records what the engine kind, whose own socket this is, says
 // of itself, and decides again: a rootful engine grants root's privileges
 // whoever owns its socket; a rootless one its owner's.

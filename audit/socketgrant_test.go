@@ -94,7 +94,7 @@ func fakePodman(t *testing.T, rootless bool, uid int) string {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+podmanInfoPath, func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, `{"host":{"security":{"rootless":%t}}}`, rootless)
+		fmt.Fprintf(w, `{"host":{"security":{"rootless":%t},"idMappings":{"uidmap":[{"container_id":0,"host_id":%d,"size":1}]}}}`, rootless, uid)
 	})
 	mux.HandleFunc("GET /containers/sock/json", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"Id":"0123456789abcdef","Name":"sock","Config":{"Image":"busybox"},
@@ -109,12 +109,17 @@ func fakePodman(t *testing.T, rootless bool, uid int) string {
 
 func socketFinding(t *testing.T, c Container) Finding {
 	t.Helper()
+	return findingOf(t, c, CodeContainerSocket)
+}
+
+func findingOf(t *testing.T, c Container, code string) Finding {
+	t.Helper()
 	for _, f := range Audit([]Container{c}, Options{}).Containers[0].Findings {
-		if f.Code == CodeContainerSocket {
+		if f.Code == code {
 			return f
 		}
 	}
-	t.Fatalf("no %s finding", CodeContainerSocket)
+	t.Fatalf("no %s finding", code)
 	return Finding{}
 }
 
@@ -152,12 +157,20 @@ func TestEnginePodmanSocketGrant(t *testing.T) {
 			if c.UserNS != tc.userns {
 				t.Errorf("userns = %s, want %s", c.UserNS, tc.userns)
 			}
+			// Rootless, root in the container is the engine's user.
+			if wantRoot := map[bool]string{true: userName(tc.uid)}[tc.rootless]; c.RootUser != wantRoot {
+				t.Errorf("root user = %q, want %q", c.RootUser, wantRoot)
+			}
 			g := c.Mounts[0].Grant
 			if g == nil || g.Engine != "podman" || g.UID != tc.uid {
 				t.Fatalf("grant = %+v, want podman's, owned by uid %d", g, tc.uid)
 			}
 			if f := socketFinding(t, c); !strings.Contains(f.Detail, tc.want) || !strings.Contains(f.Detail, fmt.Sprintf("uid %d", tc.uid)) && tc.rootless {
 				t.Errorf("detail = %q, want it to contain %q", f.Detail, tc.want)
+			}
+			root := findingOf(t, c, CodeRunsAsRoot)
+			if tc.rootless && (root.Severity != Medium || !strings.Contains(root.Detail, "root inside is "+userName(tc.uid))) {
+				t.Errorf("rootless root: %s %q, want medium, the user's", root.Severity, root.Detail)
 			}
 		})
 	}
