@@ -3,24 +3,19 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/testutil"
 )
@@ -34,9 +29,6 @@ import (
 // containers through it, as `agentbox audit --engine podman --host` does,
 // and through `podman inspect` output saved to a file, the other route.
 // Containers get no traffic: they only sleep while the audit reads them.
-
-// podmanImage is testImage as Podman names it once imported.
-const podmanImage = "localhost/" + testImage
 
 type podmanEnv struct {
 	t        *testing.T
@@ -60,18 +52,15 @@ func requirePodman(t *testing.T, rootless bool) *podmanEnv {
 	} else {
 		testutil.RequireRoot(t)
 	}
-	testutil.RequireBinary(t, "podman", "podman")
-	runDir := "/run"
-	if rootless {
-		runDir = os.Getenv("XDG_RUNTIME_DIR")
-		if runDir == "" {
-			testutil.Skip(t, "XDG_RUNTIME_DIR is not set: rootless Podman keeps its state and socket there (scripts/test-rootless.sh sets it)")
-		}
-	}
+	testutil.RequirePodman(t)
 	p := &podmanEnv{t: t, rootless: rootless, prefix: "abx-podman-" + randomHex(t)}
 	p.readInfo()
-	p.requireImage()
-	p.serve(runDir)
+	p.sock = testutil.PodmanService(t)
+	e, err := NewEngine("podman", p.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.engine = e
 	return p
 }
 
@@ -111,75 +100,6 @@ func stderrOf(err error) string {
 		return string(ee.Stderr)
 	}
 	return ""
-}
-
-func (p *podmanEnv) requireImage() {
-	if exec.Command("podman", "image", "inspect", podmanImage).Run() == nil {
-		return
-	}
-	testutil.Skip(p.t, podmanImage+" is not in this user's Podman store (scripts/podman-setup.sh, run by scripts/test-setup.sh as root, imports it for root and the test user)")
-}
-
-// serve starts `podman system service` on a socket in a directory of the
-// test's own under runDir and waits until it answers.
-func (p *podmanEnv) serve(runDir string) {
-	t := p.t
-	dir, err := os.MkdirTemp(runDir, "abx-podman-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.sock = filepath.Join(dir, "podman.sock")
-	var log bytes.Buffer
-	cmd := exec.Command("podman", "system", "service", "--time=0", "unix://"+p.sock)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		os.RemoveAll(dir)
-	})
-	if err := waitAnswers(p.sock, done); err != nil {
-		t.Fatalf("podman system service on %s: %v\n%s", p.sock, err, log.String())
-	}
-	if p.engine, err = NewEngine("podman", p.sock); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitAnswers polls GET /_ping on sock until the service answers, exits or
-// 30 seconds pass.
-func waitAnswers(sock string, exited <-chan error) error {
-	c := &http.Client{Timeout: time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		},
-	}}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("the service exited: %v", err)
-		default:
-		}
-		if resp, err := c.Get("http://podman/_ping"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return errors.New("no answer within 30s")
 }
 
 func (p *podmanEnv) podman(args ...string) string {
@@ -378,7 +298,7 @@ func podmanLabFaults(t *testing.T, p *podmanEnv) {
 			if tc.edit != nil {
 				args = tc.edit(args)
 			}
-			name := p.container(tc.name, append(append(args, podmanImage), tc.cmd...)...)
+			name := p.container(tc.name, append(append(args, testutil.PodmanImage), tc.cmd...)...)
 			api := p.audit(name, opts)
 			lab := labCodes(t, name, project)
 			if tc.code == "" && tc.docker == nil {
