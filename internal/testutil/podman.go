@@ -54,9 +54,12 @@ func PodmanService(t testing.TB) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var waitErr error
+	done := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
+		// The service exits on SIGTERM; how it exits says nothing the
+		// test needs.
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
@@ -66,15 +69,15 @@ func PodmanService(t testing.TB) string {
 		}
 		os.RemoveAll(dir)
 	})
-	if err := waitAnswers(sock, done); err != nil {
+	if err := waitAnswers(sock, done, &waitErr); err != nil {
 		t.Fatalf("podman system service on %s: %v\n%s", sock, err, log.String())
 	}
 	return sock
 }
 
-// waitAnswers polls GET /_ping on sock until the service answers, exits or
-// 30 seconds pass.
-func waitAnswers(sock string, exited <-chan error) error {
+// waitAnswers polls GET /_ping on sock until the service answers, exits
+// (closing exited, with *waitErr its exit) or 30 seconds pass.
+func waitAnswers(sock string, exited <-chan struct{}, waitErr *error) error {
 	c := &http.Client{Timeout: time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -84,8 +87,8 @@ func waitAnswers(sock string, exited <-chan error) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-exited:
-			return fmt.Errorf("the service exited: %w", err)
+		case <-exited:
+			return fmt.Errorf("the service exited: %w", *waitErr)
 		default:
 		}
 		if resp, err := c.Get("http://podman/_ping"); err == nil {
