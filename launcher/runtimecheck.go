@@ -3,6 +3,8 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -45,18 +47,41 @@ func (p *prepared) checkRuntime(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h := doctor.Live()
 	a := &p.advice
-	a.rt = doctor.InspectRuntime(ctx, h, p.plan.Runtime.Name, p.plan.Runtime.Path)
+	a.rt = inspectRuntimeCached(ctx, p.dirs.RunRoot, p.plan.Runtime.Name, p.plan.Runtime.Path, !p.dry)
 	a.mode = LaunchMode(p.plan)
-	a.findings = advisory.Judge(t, a.rt.Advisory(), doctor.ReadOS(h).Distro(), a.mode)
+	a.findings = advisory.Judge(t, a.rt.Advisory(), doctor.ReadOS(doctor.Live()).Distro(), a.mode)
 	for _, f := range a.findings {
 		annotate(p.spec, f)
-		if f.Residual() && !p.l.cfg.JSON && !p.dry {
-			fmt.Fprintf(p.l.out, "agentbox: residual %s: %s\n", f.Key, f.Reason())
-		}
+	}
+	if !p.l.cfg.JSON && !p.dry {
+		a.sayResiduals(p.l.out)
 	}
 	return nil
+}
+
+// sayResiduals tells the user, in one line per kind, which advisories of
+// the runtime remain for this launch; each is in the run's record with its
+// full reason, and `agentbox doctor` explains it.
+func (a runtimeAdvice) sayResiduals(w io.Writer) {
+	var hidden, low []string
+	for _, f := range a.findings {
+		switch {
+		case !f.Residual():
+		case f.Verdict == advisory.NotExposed:
+			hidden = append(hidden, f.Key)
+		default:
+			low = append(low, f.Key)
+		}
+	}
+	if len(hidden) > 0 {
+		fmt.Fprintf(w, "agentbox: residual runtime: %s lacks %d fixes that the %s mode does not expose (%s); the run's record has each reason, `agentbox doctor` too\n",
+			a.evidenceRuntime(), len(hidden), a.mode.Name(), strings.Join(hidden, ", "))
+	}
+	if len(low) > 0 {
+		fmt.Fprintf(w, "agentbox: residual runtime: %s lacks %d low-severity fixes (%s); the run's record has each reason, `agentbox doctor` too\n",
+			a.evidenceRuntime(), len(low), strings.Join(low, ", "))
+	}
 }
 
 // LaunchMode is how a plan launches, as the advisory table's conditions
@@ -93,11 +118,16 @@ func (a runtimeAdvice) refusals() []audit.RuntimeAdvisory {
 
 // evidence says what the verdicts were made from.
 func (a runtimeAdvice) evidence() string {
+	return a.evidenceRuntime() + ", mode " + a.mode.Name()
+}
+
+// evidenceRuntime names the runtime as it was read: version, path, package.
+func (a runtimeAdvice) evidenceRuntime() string {
 	s := fmt.Sprintf("%s %s at %s", a.rt.Name, orUnknown(a.rt.Version), a.rt.Path)
 	if p := a.rt.Package; p != nil {
 		s += fmt.Sprintf(", package %s %s (%s)", p.Name, p.Version, p.Manager)
 	}
-	return s + ", mode " + a.mode.Name()
+	return s
 }
 
 func orUnknown(s string) string {

@@ -100,7 +100,7 @@ func TestRunJudgesItsRuntime(t *testing.T) {
 	stderr = r.cfg.Stderr.(*strings.Builder).String()
 	rec = r.records(t)[0]
 	for _, key := range []string{"runc-CVE-2025-31133", "runc-CVE-2025-52565", "runc-CVE-2025-52881"} {
-		if !strings.Contains(stderr, "agentbox: residual "+key+": affected-not-exposed") || !hasResidual(rec, key) {
+		if !saysRuntimeResidual(stderr, key, "does not expose") || !hasResidual(rec, key) {
 			t.Errorf("%s: no residual line or record residual\n%s", key, stderr)
 		}
 		if v := rec.HostVerification[key]; !strings.HasPrefix(v, "affected-not-exposed") {
@@ -150,4 +150,15 @@ func TestSpecCarriesTheVerdicts(t *testing.T) {
 	if v := s.Annotations[AnnotationPrefix+"runc-CVE-2024-21626"]; !strings.HasPrefix(v, "affected-exposed (high severity): runc at ") {
 		t.Errorf("runc-CVE-2024-21626 = %q", v)
 	}
+}
+
+// saysRuntimeResidual: one of the runtime step's residual lines names key
+// and says want.
+func saysRuntimeResidual(out, key, want string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "agentbox: residual runtime: ") && strings.Contains(line, key) && strings.Contains(line, want) {
+			return true
+		}
+	}
+	return false
 }

@@ -146,7 +146,9 @@ func checkLaunches(t *testing.T, env []string, ws string, flags []string, residu
 	}
 	rec := lastRecord(t, env)
 	for _, key := range residuals {
-		if !strings.Contains(r.stderr, "agentbox: residual "+key+": ") {
+		if !slices.ContainsFunc(strings.Split(r.stderr, "\n"), func(line string) bool {
+			return strings.HasPrefix(line, "agentbox: residual runtime: ") && strings.Contains(line, key)
+		}) {
 			t.Errorf("run said no residual line for %s:\n%s", key, r.stderr)
 		}
 		if !slices.ContainsFunc(rec.Residuals, func(res ledger.Residual) bool { return res.Code == key }) {
