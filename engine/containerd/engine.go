@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -45,9 +46,10 @@ type Engine struct {
 	// helper that passes the sandbox's files (agentbox-init).
 	Runtime engine.Runtime
 
-	mu     sync.Mutex
-	client *containerd.Client
-	tasks  map[string]*run
+	mu      sync.Mutex
+	client  *containerd.Client
+	connErr error
+	tasks   map[string]*run
 }
 
 // run is what Create made for one sandbox and the later calls need.
@@ -81,10 +83,14 @@ func (e *Engine) GrantMethod(ctx context.Context) (method, reason string) {
 	return e.Runtime.GrantMethod(ctx)
 }
 
-// WriteBundle writes the bundle as the runtime CLI does (the same
-// config.json, root and nested binds), and records the daemon for gc.
+// WriteBundle checks that the daemon answers, writes the bundle as the
+// runtime CLI does (the same config.json, root and nested binds), and
+// records the daemon for gc.
 func (e *Engine) WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 	if err := e.supported(); err != nil {
+		return err
+	}
+	if _, _, err := e.connect(context.Background()); err != nil {
 		return err
 	}
 	if err := e.Runtime.WriteBundle(dir, s, rootfs); err != nil {
@@ -106,28 +112,39 @@ func (e *Engine) supported() error {
 	return nil
 }
 
-// connect dials the daemon once and checks its version (Gate).
+// connect dials the daemon once and checks its version (Gate). A daemon
+// that did not answer is not asked again by this engine.
 func (e *Engine) connect(ctx context.Context) (*containerd.Client, context.Context, error) {
 	ctx = namespaces.WithNamespace(ctx, Namespace)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.client != nil {
-		return e.client, ctx, nil
+	if e.client == nil && e.connErr == nil {
+		e.client, e.connErr = dial(ctx, e.Address)
 	}
-	c, err := containerd.New(e.Address, containerd.WithDefaultNamespace(Namespace), containerd.WithTimeout(dialTimeout))
+	return e.client, ctx, e.connErr
+}
+
+func dial(ctx context.Context, address string) (*containerd.Client, error) {
+	fix := "start it (the tests' own: scripts/containerd-up.sh), or point --address at its socket"
+	if _, err := os.Stat(address); err != nil {
+		return nil, fmt.Errorf("containerd at %s: no socket (%w): %s", address, err, fix)
+	}
+	c, err := containerd.New(address, containerd.WithDefaultNamespace(Namespace), containerd.WithTimeout(dialTimeout))
 	if err != nil {
-		return nil, ctx, fmt.Errorf("containerd at %s does not answer (%w): start it (the tests' own: scripts/containerd-up.sh), or point --address at its socket", e.Address, err)
+		return nil, fmt.Errorf("containerd at %s does not answer: %w: %s", address, err, fix)
 	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
 	v, err := c.Version(ctx)
-	if err == nil {
-		err = Gate(v.Version)
-	}
 	if err != nil {
 		c.Close()
-		return nil, ctx, fmt.Errorf("containerd at %s: %w", e.Address, err)
+		return nil, fmt.Errorf("containerd at %s does not answer: %w: %s", address, err, fix)
 	}
-	e.client = c
-	return c, ctx, nil
+	if err := Gate(v.Version); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("containerd at %s: %w", address, err)
+	}
+	return c, nil
 }
 
 // Create makes the container from the bundle's spec and its task (the
@@ -150,6 +167,11 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	}
 	binary, err := shimRuntime(e.Runtime, bundle, len(o.ExtraFiles))
 	if err != nil {
+		return 0, err
+	}
+	// Recorded before the daemon is asked: from here on, teardown and gc
+	// must find out what the daemon holds of the run.
+	if err := writeRecord(bundle, Record{Address: e.Address, Namespace: Namespace, Container: true}); err != nil {
 		return 0, err
 	}
 	ctr, err := c.NewContainer(ctx, id,
@@ -212,7 +234,7 @@ func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle s
 // (in this launcher or a later gc) can prove it gone.
 func (e *Engine) recordShim(bundle, id string) {
 	s := findShim(e.Address, id)
-	_ = writeRecord(bundle, Record{Address: e.Address, Namespace: Namespace, ShimPid: s.pid, ShimBundle: s.bundle})
+	_ = writeRecord(bundle, Record{Address: e.Address, Namespace: Namespace, Container: true, ShimPid: s.pid, ShimBundle: s.bundle})
 }
 
 // Start runs the created task's command.

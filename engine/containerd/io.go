@@ -142,14 +142,14 @@ func openPty() (master, peer *os.File, err error) {
 		unix.Close(m)
 		return nil, nil, fmt.Errorf("unlock the pty: %w", err)
 	}
-	p, err := unix.IoctlRetInt(m, unix.TIOCGPTPEER)
-	if err != nil {
+	p, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(m), unix.TIOCGPTPEER, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC)
+	if errno != 0 {
+		err = errno
 		unix.Close(m)
 		return nil, nil, fmt.Errorf("open the pty's peer: %w", err)
 	}
-	master, peer = os.NewFile(uintptr(m), "agentbox-pty-master"), os.NewFile(uintptr(p), "agentbox-pty")
-	unix.CloseOnExec(p)
-	if _, err := term.MakeRaw(p); err != nil {
+	master, peer = os.NewFile(uintptr(m), "agentbox-pty-master"), os.NewFile(p, "agentbox-pty")
+	if _, err := term.MakeRaw(int(p)); err != nil {
 		master.Close()
 		peer.Close()
 		return nil, nil, fmt.Errorf("make the pty raw: %w", err)

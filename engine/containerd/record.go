@@ -22,6 +22,9 @@ type Record struct {
 	// on it.
 	Address   string `json:"address"`
 	Namespace string `json:"namespace"`
+	// Container is set before the daemon is asked for the container:
+	// without it, the daemon holds nothing of the run.
+	Container bool `json:"container,omitempty"`
 	// ShimPid and ShimBundle are the task's shim process and its bundle
 	// directory, once the task exists; teardown proves both gone.
 	ShimPid    int    `json:"shim_pid,omitempty"`

@@ -38,30 +38,36 @@ const shimGone = 3 * time.Second
 // delete them, the run directory is kept for a later gc.
 func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func() error) ledger.Teardown {
 	defer e.closeClient()
-	shim := e.shimOf(t)
+	rec, _, err := ReadRecord(filepath.Join(t.RunDir, "bundle"))
+	onDaemon := rec.Container || err != nil
+	shim := e.shimOf(t, rec)
 	all := cleanups
-	if err := e.takeDown(ctx, t.ID); err != nil {
-		all = append([]func() error{func() error { return err }}, cleanups...)
+	if onDaemon || shim.pid > 0 {
+		if err := e.takeDown(ctx, t.ID); err != nil {
+			all = append([]func() error{func() error { return err }}, cleanups...)
+		}
 	}
 	cli := e.Runtime
 	cli.UserNS = nil // refused at create; a stale meta.json must not bring one back
-	rec := cli.Teardown(ctx, t, all...)
-	left, unknown := e.proveGone(ctx, t.ID, shim)
-	rec.RuntimeStateLeft = append(rec.RuntimeStateLeft, left...)
-	rec.Errors = append(rec.Errors, unknown...)
-	if len(left)+len(unknown) > 0 {
-		rec.Decision = ledger.DecisionResidue
+	td := cli.Teardown(ctx, t, all...)
+	if !onDaemon && shim.pid == 0 {
+		return td // the daemon was never asked for anything of the run
 	}
-	return rec
+	left, unknown := e.proveGone(ctx, t.ID, shim)
+	td.RuntimeStateLeft = append(td.RuntimeStateLeft, left...)
+	td.Errors = append(td.Errors, unknown...)
+	if len(left)+len(unknown) > 0 {
+		td.Decision = ledger.DecisionResidue
+	}
+	return td
 }
 
 // shimOf is the run's shim: the one running now, else the one the bundle
 // recorded at create.
-func (e *Engine) shimOf(t engine.Target) shimProc {
+func (e *Engine) shimOf(t engine.Target, r Record) shimProc {
 	if s := findShim(e.Address, t.ID); s.pid > 0 {
 		return s
 	}
-	r, _, _ := ReadRecord(filepath.Join(t.RunDir, "bundle"))
 	return shimProc{pid: r.ShimPid, bundle: r.ShimBundle}
 }
 
