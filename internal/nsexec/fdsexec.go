@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -57,13 +58,21 @@ func fdsMain(flags map[string]string, argv []string) int {
 }
 
 // CreateVerb is the index in argv (a runtime command line, argv[0] the
-// runtime) of its "create" verb, or -1 for another call. The runtime's
-// global flags before the verb take paths as values (--root, --log), never
-// the bare word create.
+// runtime) of its verb when that is "create", or -1 for another call. The
+// verb is the first word that is neither a global flag nor the value of
+// one of runc's global flags that take a value.
 func CreateVerb(argv []string) int {
-	for i, a := range argv[1:] {
-		if a == "create" {
-			return i + 1
+	valued := []string{"--root", "--log", "--log-format", "--criu", "--rootless"}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if !strings.HasPrefix(a, "-") {
+			if a == "create" {
+				return i
+			}
+			return -1
+		}
+		if slices.Contains(valued, a) {
+			i++ // its value
 		}
 	}
 	return -1
