@@ -33,6 +33,7 @@ func Checks() []Check {
 		{"vm", checkVM},
 		{"docker", checkDocker},
 		{"podman", checkPodman},
+		{"containerd", checkContainerd},
 		{"agents", checkAgents},
 		{"selftest", checkSelfTest},
 	}

@@ -25,8 +25,10 @@ type Facts struct {
 	VM        VMFacts        `json:"vm"`
 	Docker    DockerFacts    `json:"docker"`
 	Podman    PodmanFacts    `json:"podman"`
-	Agents    []AgentFacts   `json:"agents"`
-	SelfTest  SelfTestFacts  `json:"selftest"`
+	// Containerd is nil when neither containerd nor its socket is here.
+	Containerd *ContainerdFacts `json:"containerd,omitempty"`
+	Agents     []AgentFacts     `json:"agents"`
+	SelfTest   SelfTestFacts    `json:"selftest"`
 }
 
 // UserFacts is the invoking user.
@@ -210,7 +212,7 @@ func Gather(ctx context.Context, h Host) *Facts {
 	for _, step := range []func(context.Context, Host, *Facts){
 		gatherUser, gatherOS, gatherKernel, gatherUserNS, gatherIDs,
 		gatherSeccomp, gatherLSM, gatherCgroup, gatherRuntimes,
-		gatherContainer, gatherVM, gatherDocker, gatherPodman, gatherAgents,
+		gatherContainer, gatherVM, gatherDocker, gatherPodman, gatherContainerd, gatherAgents,
 	} {
 		step(ctx, h, f)
 	}
