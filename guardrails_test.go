@@ -64,61 +64,91 @@ func TestEveryPackageHasOneDocComment(t *testing.T) {
 	}
 }
 
-// forbidden lists, per package, imports that would break the pipeline's
-// one direction of data (DESIGN.md §3, §4).
-var forbidden = map[string][]string{
-	"policy":  {module + "spec", module + "engine", module + "audit", module + "selftest", "os/exec"},
-	"spec":    {module + "engine", module + "audit", module + "selftest", module + "host"},
-	"audit":   {module + "engine"},
-	"ledger":  {module + "policy", module + "spec", module + "engine", module + "audit", module + "selftest"},
-	"userns":  {module + "policy", module + "spec", module + "engine"},
-	"seccomp": {module + "policy", module + "spec", module + "engine"},
-	"engine":  {module + "audit", module + "selftest", module + "spec"},
-	// Renderers render; the audit of a rendered project is compose/check.
-	"compose": {module + "audit", module + "engine", "os/exec"},
-	// The workspace is only ever read: never a git, never a plan.
-	"workspace": {module + "policy", module + "spec", module + "engine", module + "audit", module + "selftest", "os/exec"},
-	// The launcher drives the pipeline; the CLI above it is not its to know.
-	"launcher": {module + "cmd/agentbox"},
+// layers is the one declaration of the pipeline's shape (DESIGN.md §3,
+// §4): for every package of the module, the module packages it may import
+// and whether it may run programs (os/exec). It is an allowlist: a new
+// package, or a new edge between two, is a decision made here, in one
+// place, where a reviewer sees it. The linter has no second copy.
+var layers = map[string]layer{
+	// The leaves depend on nothing of the pipeline.
+	"agents":                        {},
+	"ledger":                        {},
+	"selftest":                      {},
+	"termfilter":                    {},
+	"workspace":                     {}, // only ever read: never a git, never a plan
+	"internal/nsexec":               {},
+	"internal/yamlfile":             {},
+	"netpolicy/bridge":              {},
+	"netpolicy/fakemodel":           {},
+	"seccomp/profiles":              {},
+	"seccomp/profiles/internal/gen": {may: []string{"seccomp/profiles"}},
+	"seccomp":                       {may: []string{"seccomp/profiles"}},
+	"apparmor":                      {exec: true}, // apparmor_parser loads profiles
+	"userns":                        {exec: true}, // newuidmap
+	"netpolicy":                     {may: []string{"internal/yamlfile", "netpolicy/bridge"}},
+	// The runtime CVE table and its pure judgement: doctor and the
+	// launcher ask it, each reading the runtime itself.
+	"engine/advisory": {},
+	// Planning is pure and sits at the top of the pipeline: the host
+	// arrives as policy.Host, nothing is run.
+	"policy": {may: []string{"agents", "internal/yamlfile", "seccomp/profiles", "workspace"}},
+	// Host facts are captured once, for planning and for doctor.
+	"host": {may: []string{"apparmor", "policy"}, exec: true},
+	// Renderers translate a plan; they never run anything.
+	"spec":    {may: []string{"policy"}},
+	"compose": {may: []string{"agents", "apparmor", "netpolicy", "policy", "seccomp/profiles"}},
+	// The audit reads rendered specs and running containers' configs.
+	"audit":         {may: []string{"agents", "apparmor", "policy", "seccomp", "seccomp/profiles", "spec"}},
+	"compose/check": {may: []string{"audit", "compose", "netpolicy", "policy"}},
+	// Engines run what the renderers wrote.
+	"engine": {may: []string{"internal/nsexec", "ledger", "policy", "termfilter"}, exec: true},
+	"doctor": {may: []string{"apparmor", "audit", "engine/advisory", "host", "ledger", "policy", "userns"}, exec: true},
+	// The launcher drives every stage below it; only the CLI (and the
+	// launcher's own test-only command) sits above it.
+	"launcher": {may: []string{
+		"agents", "apparmor", "audit", "compose", "compose/check", "doctor", "engine", "engine/advisory", "host",
+		"ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+	}, exec: true},
+	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
+	"cmd/agentbox": {may: []string{
+		"audit", "compose", "compose/check", "doctor", "host", "launcher", "ledger", "netpolicy", "policy",
+	}, exec: true},
+	"cmd/agentbox-init": {may: []string{"internal/nsexec", "netpolicy/bridge", "selftest"}},
+	// Benchmarks and test helpers.
+	"bench/abbench":                {may: []string{"engine", "policy", "selftest"}, exec: true},
+	"internal/testutil":            {exec: true},
+	"internal/policytest":          {may: []string{"policy"}},
+	"compose/internal/composetest": {may: []string{"policy"}},
 }
 
-// launcherImporters are the only packages that may import the launcher,
-// which may import every package below it (DESIGN.md §4): the CLI, and the
-// launcher's own test-only command.
-var launcherImporters = []string{"cmd/agentbox", "launcher/internal/launchertest"}
+// layer is one package's place in the pipeline.
+type layer struct {
+	may  []string // module packages it may import, relative to the module
+	exec bool     // may import os/exec
+}
 
 func TestPipelineImportDirection(t *testing.T) {
 	pkgs := packages(t)
-	for dir, deny := range forbidden {
-		files, ok := pkgs[dir]
+	for dir := range layers {
+		if _, ok := pkgs[dir]; !ok {
+			t.Errorf("layers declares %s, which has no Go files: drop it", dir)
+		}
+	}
+	for dir, files := range pkgs {
+		dir = filepath.ToSlash(dir)
+		l, ok := layers[dir]
 		if !ok {
-			t.Errorf("package %s not found", dir)
+			t.Errorf("package %s is not in layers: declare what it may import", dir)
 			continue
 		}
 		for _, f := range files {
 			for _, imp := range f.Imports {
 				path := strings.Trim(imp.Path.Value, `"`)
-				for _, d := range deny {
-					if path == d {
-						t.Errorf("%s imports %s", dir, path)
-					}
-				}
-			}
-		}
-	}
-}
-
-// Nothing but the CLI imports the launcher: the pipeline sits above every
-// stage it drives.
-func TestOnlyTheCLIImportsTheLauncher(t *testing.T) {
-	for dir, files := range packages(t) {
-		if contains(launcherImporters, filepath.ToSlash(dir)) {
-			continue
-		}
-		for _, f := range files {
-			for _, imp := range f.Imports {
-				if strings.Trim(imp.Path.Value, `"`) == module+"launcher" {
-					t.Errorf("%s imports the launcher; only %v may", dir, launcherImporters)
+				switch {
+				case path == "os/exec" && !l.exec:
+					t.Errorf("%s imports os/exec; its layer runs nothing", dir)
+				case strings.HasPrefix(path, module) && !contains(l.may, strings.TrimPrefix(path, module)):
+					t.Errorf("%s imports %s, which its layer does not allow", dir, path)
 				}
 			}
 		}

@@ -80,10 +80,11 @@ const (
 	CodeHostPID           = "host-pid-mode"
 	CodeHostIPC           = "host-ipc-mode"
 	CodeHostUTS           = "host-uts-mode"
-	CodeNoUserNS          = "user-namespace-not-used"
+	CodeNoUserNS          = policy.CodeNoUserNS // "user-namespace-not-used"
 	CodeDevices           = "devices-mounted"
 	CodeSysctls           = "sysctls-set"
 	CodeAutoApprove       = "auto-approve-permission-mode"
+	CodeRuntimeVulnerable = "runtime-vulnerable"
 )
 
 var catalog = map[string]Rule{
@@ -294,6 +295,13 @@ var catalog = map[string]Rule{
 		Symptom:  "the sandbox's network or IPC behaves unlike the audited default",
 		Fix:      "remove sysctls unless each one is justified",
 		Residual: "none",
+	},
+	CodeRuntimeVulnerable: {
+		Code: CodeRuntimeVulnerable, Severity: High,
+		Title:    "the OCI runtime that starts the container has a known vulnerability that this way of launching exposes",
+		Symptom:  "the agent breaks out through the runtime while the sandbox is set up (a procfs file bound read-write, a masked path left open), whatever the spec says",
+		Fix:      "install the runtime release or distribution package the finding names, or launch in a mode the vulnerability needs and this one lacks (agentbox doctor lists them per mode)",
+		Residual: "vulnerabilities published after the advisory table's checked date",
 	},
 	CodeAutoApprove: {
 		Code: CodeAutoApprove, Severity: Info,

@@ -159,6 +159,7 @@ func fromInspect(d *inspectDoc, source string) Container {
 		c.SELinux = append(c.SELinux, d.ProcessLabel)
 	}
 	c.UserNS = usernsMode(h.UsernsMode)
+	c.fromLabels(d.Config.Labels)
 	inspectNetworks(d, &c)
 	return c
 }

@@ -50,6 +50,17 @@ type Container struct {
 	// be the workspace when none was declared (presumeWorkspace); Audit
 	// sets it.
 	PresumedWorkspace string `json:"presumed_workspace,omitempty"`
+	// WorkspaceLabel is the host path the container's workspace label
+	// (policy.WorkspaceLabel) names, as written; LabeledWorkspace is the
+	// read-write bind it names, which Audit sets when one matches. A label
+	// that names no read-write bind of the container is ignored, and then
+	// no bind is presumed the workspace either.
+	WorkspaceLabel   string `json:"workspace_label,omitempty"`
+	LabeledWorkspace string `json:"labeled_workspace,omitempty"`
+	// LabelAccepts are the acceptances the container's accept labels
+	// carry (policy.LabelAcceptances). They give informational findings
+	// their reason and never accept a finding that fails.
+	LabelAccepts []policy.Acceptance `json:"label_accepts,omitempty"`
 
 	Mounts []Mount  `json:"mounts,omitempty"`
 	Env    []EnvVar `json:"env,omitempty"`

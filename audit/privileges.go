@@ -77,9 +77,9 @@ func checkCaps(c *Container, o *Options) []Finding {
 		return []Finding{f}
 	}
 	caps, out := initCaps(c, o)
-	added, kept := splitCaps(caps)
+	added, kept := splitCaps(caps, c.CapAdd)
 	if len(added) > 0 {
-		f := newFinding(CodeCapsAdded, capsSubject(added, c.CapAdd), fmt.Sprintf("capabilities beyond the engine default: %s", strings.Join(added, ", ")), c.keyLocation("cap_add"))
+		f := newFinding(CodeCapsAdded, capsSubject(added, c.CapAdd), fmt.Sprintf("capabilities added to the process: %s", strings.Join(added, ", ")), c.keyLocation("cap_add"))
 		f.Evidence = "caps=" + strings.Join(c.Caps, ",")
 		out = append(out, f)
 	}
@@ -141,10 +141,14 @@ func capsSubject(added, capAdd []string) string {
 	return strings.Join(added, ",")
 }
 
-func splitCaps(caps []string) (added, kept []string) {
-	def := wordSet(DefaultCaps...)
+// splitCaps divides the effective set: a capability is added when it is
+// beyond the engine default or named by the configuration's own cap_add
+// (after `cap_drop: [ALL]`, `cap_add: [NET_RAW]` adds NET_RAW back, as the
+// lab's script says too), and kept when it is a default nobody asked for.
+func splitCaps(caps, capAdd []string) (added, kept []string) {
+	def, asked := wordSet(DefaultCaps...), wordSet(capAdd...)
 	for _, c := range caps {
-		if def[c] {
+		if def[c] && !asked[c] && !asked["ALL"] {
 			kept = append(kept, c)
 		} else {
 			added = append(added, c)

@@ -3,6 +3,8 @@ package host
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/opencontainers/selinux/go-selinux"
 	"github.com/opencontainers/selinux/go-selinux/label"
@@ -12,16 +14,19 @@ import (
 	"github.com/agentbox/agentbox/policy"
 )
 
-// Capture reads the facts about this host and process. The caller fills
-// Host.MapIDs once an id range is allocated.
-func Capture() (policy.Host, error) {
+// Capture reads the facts about this host and process; it decides
+// nothing (the plan does). environ is the
+// launcher's environment (KEY=VALUE, as os.Environ gives it): the plan
+// passes variables from it, and HOME in it names the invoker's home when
+// it is absolute. Capture reads no environment of its own.
+func Capture(environ []string) (policy.Host, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return policy.Host{}, fmt.Errorf("working directory: %w", err)
 	}
 	h := policy.Host{
 		EUID: uint32(os.Geteuid()), EGID: uint32(os.Getegid()),
-		Environ:  os.Environ(),
+		Environ:  slices.Clone(environ),
 		Cwd:      cwd,
 		Terminal: term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd())),
 		FS:       OSFS{},
@@ -44,7 +49,7 @@ func Capture() (policy.Host, error) {
 		loaded, _ := apparmor.IsLoaded(policy.AppArmorProfile)
 		h.AppArmorReady = h.EUID == 0 || loaded
 	}
-	h.Home = t.Account(h.EUID, os.Getenv).Home
+	h.Home = t.Account(h.EUID, lookup(environ)).Home
 	h.Homes = Homes(t.path("/etc/passwd"), h.Home)
 	cg := t.Cgroup(h.EUID)
 	h.CgroupV2 = cg.Mode == CgroupV2
@@ -53,4 +58,17 @@ func Capture() (policy.Host, error) {
 		h.LimitReason += " (" + cg.Fix + ")"
 	}
 	return h, nil
+}
+
+// lookup is getenv over environ: the first assignment of a name wins, as
+// it does for os.Getenv.
+func lookup(environ []string) func(string) string {
+	return func(name string) string {
+		for _, kv := range environ {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
 }

@@ -24,7 +24,7 @@ func TestAppArmorIsApparmorCheck(t *testing.T) {
 
 // Capture's facts are the Tree's and Homes', not a second reading.
 func TestCaptureUsesTheSharedReaders(t *testing.T) {
-	h, err := Capture()
+	h, err := Capture(os.Environ())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,5 +41,29 @@ func TestCaptureUsesTheSharedReaders(t *testing.T) {
 	}
 	if h.AppArmor != apparmor.Check("/").Enabled {
 		t.Errorf("AppArmor %v, want apparmor.Check's", h.AppArmor)
+	}
+}
+
+// Capture reads the environment it is given, not the process's: HOME and
+// the variables the plan may pass come from environ.
+func TestCaptureReadsTheGivenEnvironment(t *testing.T) {
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "AGENTBOX_CAPTURE_PROBE=1", "HOME=/second"}
+	h, err := Capture(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Home != home {
+		t.Errorf("Home %q, want the given environment's first HOME %q", h.Home, home)
+	}
+	if d := cmp.Diff(env, h.Environ); d != "" {
+		t.Errorf("Environ differs from the given one (-want +got):\n%s", d)
+	}
+	if _, ok := os.LookupEnv("AGENTBOX_CAPTURE_PROBE"); ok {
+		t.Fatal("the test's variable leaked into the process environment")
+	}
+	env[1] = "CHANGED=1"
+	if h.Environ[1] != "AGENTBOX_CAPTURE_PROBE=1" {
+		t.Error("Capture kept the caller's slice, not a copy")
 	}
 }

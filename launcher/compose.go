@@ -126,11 +126,11 @@ func composeInputs(cfg ComposeConfig) (*policy.Plan, compose.Options, error) {
 	if err != nil {
 		return nil, o, err
 	}
-	h, err := host.Capture()
+	h, err := host.Capture(cfg.Environ)
 	if err != nil {
 		return nil, o, err
 	}
-	plan, err := policy.Resolve(p, compose.PlanArgv, compose.PlanHost(h), policy.Run{})
+	plan, err := policy.Resolve(p, compose.PlanArgv, h, compose.PlanRun())
 	if err != nil {
 		return nil, o, err
 	}
