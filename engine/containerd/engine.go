@@ -12,7 +12,6 @@ import (
 
 	runcoptions "github.com/containerd/containerd/api/types/runc/options"
 	containerd "github.com/containerd/containerd/v2/client"
-	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/errdefs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -372,6 +371,3 @@ func notFound(err error, what, id string) error {
 		return fmt.Errorf("containerd: %s %s: %w", what, id, err)
 	}
 }
-
-// cioCreator is cio.Creator, named here for stdio.
-type cioCreator = cio.Creator
