@@ -22,6 +22,7 @@ build: ## build bin/agentbox and bin/agentbox-init (static, no cgo)
 
 setup: ## install and start what the tests need: packages, test user, Docker (root; idempotent)
 	scripts/test-setup.sh
+	scripts/containerd-up.sh
 
 unit: ## unit tests only (no root, no daemons)
 	$(GO) test -count=1 ./...

@@ -75,8 +75,8 @@ var layers = map[string]layer{
 	"ledger":                        {},
 	"selftest":                      {},
 	"termfilter":                    {},
-	"workspace":                     {}, // only ever read: never a git, never a plan
-	"internal/nsexec":               {},
+	"workspace":                     {},           // only ever read: never a git, never a plan
+	"internal/nsexec":               {exec: true}, // fds-exec runs a containerd shim's runtime create as its child
 	"internal/yamlfile":             {},
 	"netpolicy/bridge":              {},
 	"netpolicy/fakemodel":           {},
@@ -102,11 +102,14 @@ var layers = map[string]layer{
 	"compose/check": {may: []string{"audit", "compose", "netpolicy", "policy"}},
 	// Engines run what the renderers wrote.
 	"engine": {may: []string{"internal/nsexec", "ledger", "policy", "termfilter"}, exec: true},
-	"doctor": {may: []string{"apparmor", "audit", "engine/advisory", "host", "ledger", "policy", "userns"}, exec: true},
+	// The containerd engine drives a daemon through its client: it runs
+	// nothing itself (the shim runs the runtime).
+	"engine/containerd": {may: []string{"engine", "internal/nsexec", "ledger", "policy"}},
+	"doctor":            {may: []string{"apparmor", "audit", "engine/advisory", "engine/containerd", "host", "ledger", "policy", "userns"}, exec: true},
 	// The launcher drives every stage below it; only the CLI (and the
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
-		"agents", "apparmor", "audit", "compose", "compose/check", "doctor", "engine", "engine/advisory", "host",
+		"agents", "apparmor", "audit", "compose", "compose/check", "doctor", "engine", "engine/advisory", "engine/containerd", "host",
 		"ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},

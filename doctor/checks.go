@@ -34,6 +34,7 @@ func Checks() []Check {
 		{"docker", checkDocker},
 		{"docker-userns-running", checkDockerUserNS},
 		{"podman", checkPodman},
+		{"containerd", checkContainerd},
 		{"agents", checkAgents},
 		{"selftest", checkSelfTest},
 	}

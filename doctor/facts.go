@@ -26,8 +26,10 @@ type Facts struct {
 	VM        VMFacts        `json:"vm"`
 	Docker    DockerFacts    `json:"docker"`
 	Podman    PodmanFacts    `json:"podman"`
-	Agents    []AgentFacts   `json:"agents"`
-	SelfTest  SelfTestFacts  `json:"selftest"`
+	// Containerd is nil when neither containerd nor its socket is here.
+	Containerd *ContainerdFacts `json:"containerd,omitempty"`
+	Agents     []AgentFacts     `json:"agents"`
+	SelfTest   SelfTestFacts    `json:"selftest"`
 }
 
 // UserFacts is the invoking user.
@@ -212,7 +214,7 @@ func Gather(ctx context.Context, h Host) *Facts {
 	for _, step := range []func(context.Context, Host, *Facts){
 		gatherUser, gatherOS, gatherKernel, gatherUserNS, gatherIDs,
 		gatherSeccomp, gatherLSM, gatherCgroup, gatherRuntimes,
-		gatherContainer, gatherVM, gatherDocker, gatherDockerUserNS, gatherPodman, gatherAgents,
+		gatherContainer, gatherVM, gatherDocker, gatherDockerUserNS, gatherPodman, gatherContainerd, gatherAgents,
 	} {
 		step(ctx, h, f)
 	}

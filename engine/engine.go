@@ -44,6 +44,17 @@ type Engine interface {
 	ProcRoot() string
 }
 
+// Waiter is an Engine whose sandbox's first process is not a child of the
+// launcher (a daemon's shim is its parent and collects its exit status), so
+// that Session asks the engine for the exit code instead of waiting for the
+// process itself.
+type Waiter interface {
+	// Wait blocks until the first process of sandbox id has exited and
+	// its output has been passed on, and returns its exit code (128 plus
+	// the signal that killed it).
+	Wait(id string) (int, error)
+}
+
 // Opener makes the Engine that runs, or ran, a sandbox with runtime r as
 // meta.json records it.
 type Opener func(r Runtime) Engine

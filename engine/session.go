@@ -121,7 +121,7 @@ func (s *Session) Start(ctx context.Context) error { return s.Engine.Start(ctx, 
 func (s *Session) Wait(ctx context.Context, sigs <-chan os.Signal, forwardInteractive bool) (int, error) {
 	defer s.Close()
 	done := make(chan waitResult, 1)
-	go func() { code, err := Wait(s.pid); done <- waitResult{code, err} }()
+	go func() { code, err := s.waitFirst(); done <- waitResult{code, err} }()
 	var kill <-chan time.Time
 	for {
 		select {
@@ -139,6 +139,15 @@ func (s *Session) Wait(ctx context.Context, sigs <-chan os.Signal, forwardIntera
 			ctx = context.Background()
 		}
 	}
+}
+
+// waitFirst waits for the sandbox's first process: as its subreaper, or
+// through the engine when that process is not the launcher's child.
+func (s *Session) waitFirst() (int, error) {
+	if w, ok := s.Engine.(Waiter); ok {
+		return w.Wait(s.ID)
+	}
+	return Wait(s.pid)
 }
 
 // drain waits, a bounded time, for the last of the sandbox's output.

@@ -77,7 +77,7 @@ func cleanRun(ctx context.Context, d Dirs, open engine.Opener, rd *engine.RunDir
 	if meta.Lease != "" {
 		cleanups = append(cleanups, func() error { return releaseLease(d, meta.Lease) })
 	}
-	rec := open(meta.Runtime).Teardown(ctx, target, cleanups...)
+	rec := recordedEngine(rd, open)(meta.Runtime).Teardown(ctx, target, cleanups...)
 	if rec.Clean() {
 		rd.Unlock()
 	}

@@ -25,8 +25,9 @@
 // The configuration (selftest.InitConfig as JSON) is read from stdin when
 // stdin is not a terminal; an empty stdin means the zero configuration.
 //
-// As "agentbox-init userns-exec|mntns-exec …" it is the engine's helper that
-// runs an OCI runtime in a namespace of its own (internal/nsexec).
+// As "agentbox-init userns-exec|mntns-exec|fds-exec …" it is the engine's
+// helper that runs an OCI runtime in a namespace of its own, or for a
+// containerd shim (internal/nsexec).
 //
 // Build it with CGO_ENABLED=0 so that it needs nothing from the rootfs.
 package main
@@ -40,7 +41,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == nsexec.UsernsExec || os.Args[1] == nsexec.MntnsExec) {
+	if len(os.Args) > 1 && (os.Args[1] == nsexec.UsernsExec || os.Args[1] == nsexec.MntnsExec || os.Args[1] == nsexec.FdsExec) {
 		os.Exit(nsexec.Main(os.Args[1:])) // the engine's runtime helpers
 	}
 	probe := flag.String("probe", "", `run probes NAME[,NAME…] or "all" and print their results`)

@@ -21,6 +21,7 @@ func runRun(ctx context.Context, s stdio, args []string) int {
 	fs.BoolVar(&f.json, "json", false, "machine-readable: no notes on stderr, the evidence only on --evidence (which it needs)")
 	fs.BoolVar(&f.rawTerminal, "raw-terminal", false, "pass the agent's output to your terminal unfiltered (clipboard, title and other OSC, DCS, APC sequences included)")
 	f.registerSelfTest(fs)
+	f.registerEngine(fs)
 	_, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -46,6 +47,12 @@ type launchFlags struct {
 	json, rawTerminal          bool
 	evidence                   string
 	allowUnknown, probeTargets []string
+	engine, address            string
+}
+
+func (f *launchFlags) registerEngine(fs *pflag.FlagSet) {
+	fs.StringVar(&f.engine, "engine", "", "what runs the sandbox: runtime (the OCI runtime's command line, the default) or containerd (docs/containerd.md)")
+	fs.StringVar(&f.address, "address", "", "with --engine containerd, the daemon's `SOCKET` (default /run/containerd/containerd.sock)")
 }
 
 func (f *launchFlags) registerEvidence(fs *pflag.FlagSet) {
@@ -73,6 +80,9 @@ func (f *launchFlags) config(s stdio) (launcher.Config, error) {
 	}
 	if err != nil {
 		return cfg, launcher.StepError("policy", err)
+	}
+	if cfg.Engine, err = launcher.OpenEngine(f.engine, f.address); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -18,6 +18,7 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 	fs := newFlags(s, "selftest", "[flags]")
 	f.policy.register(fs)
 	f.registerSelfTest(fs)
+	f.registerEngine(fs)
 	fs.BoolVar(&f.json, "json", false, "print one JSON line per probe, then the verdict, on stdout")
 	f.registerEvidence(fs)
 	pos, cmd, code, ok := parseFlags(fs, args)

@@ -1,8 +1,10 @@
-// Package nsexec holds the two tiny helpers through which agentbox runs an
+// Package nsexec holds the tiny helpers through which agentbox runs an
 // OCI runtime in a namespace of its own: userns-exec (a rootless launcher's
 // outer user namespace, see engine.UserNS) and mntns-exec (a mount
 // namespace without one mount, see engine.HiddenUnified, or with the
-// nested binds of a Composition laid out). The engine starts
+// nested binds of a Composition laid out); fds-exec (FdsExec) is the runc
+// a containerd shim runs, which fetches the sandbox's extra files from the
+// launcher before the create. The engine starts
 // the helper with the namespace already cloned; the helper finishes the
 // setup and executes the runtime. agentbox-init serves them, being small and
 // static, so that each runtime call costs little more than the runtime.
@@ -31,6 +33,9 @@ const (
 // both take --compose FILE (see Composition), done last.
 func Main(args []string) int {
 	flags, argv, err := parseArgs(args)
+	if err == nil && args[0] == FdsExec {
+		return fdsMain(flags, argv)
+	}
 	if err == nil {
 		argv, err = setup(args[0], flags, argv)
 	}

@@ -1,0 +1,145 @@
+package containerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/internal/nsexec"
+)
+
+// In the bundle: the script the shim runs as its runtime, and the socket
+// on which fds-exec fetches the sandbox's extra files.
+const (
+	shimRuntimeFile = "shim-runtime"
+	fdsSocketFile   = "fds.sock"
+)
+
+// helperCall is one fds-exec invocation: the flags it gets and the runtime
+// it runs. Zero flags need no helper at all.
+type helperCall struct {
+	helper, runtime          string
+	fdsSocket, umount, nests string
+}
+
+func (h helperCall) needed() bool { return h.fdsSocket != "" || h.umount != "" || h.nests != "" }
+
+// script is the shell script the shim runs as its runc: it executes the
+// helper with the runtime's arguments passed through.
+func (h helperCall) script() string {
+	args := []string{quote(h.helper), nsexec.FdsExec}
+	for _, f := range []struct{ flag, value string }{{"--fds-socket", h.fdsSocket}, {"--umount", h.umount}, {"--compose", h.nests}} {
+		if f.value != "" {
+			args = append(args, f.flag, quote(f.value))
+		}
+	}
+	args = append(args, "--", quote(h.runtime), `"$@"`)
+	return "#!/bin/sh\n# agentbox: the runtime containerd's shim runs for this sandbox (see engine/containerd)\nexec " + strings.Join(args, " ") + "\n"
+}
+
+// quote makes s one word of a POSIX shell.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// shimRuntime returns the binary the shim is to run as its runc for the
+// bundle: the plan's runtime itself, or the script that runs it through
+// fds-exec when the create needs files passed (files > 0), a hidden mount
+// or nested binds.
+func shimRuntime(rt engine.Runtime, bundle string, files int) (string, error) {
+	h := helperCall{helper: rt.Helper, runtime: rt.Path, umount: rt.Hide}
+	if files > 0 {
+		h.fdsSocket = filepath.Join(bundle, fdsSocketFile)
+	}
+	if _, err := os.Lstat(filepath.Join(bundle, engine.ComposeFile)); err == nil {
+		h.nests = filepath.Join(bundle, engine.ComposeFile)
+	}
+	if !h.needed() {
+		return rt.Path, nil
+	}
+	if h.helper == "" {
+		return "", errors.New("the sandbox needs agentbox-init as the shim's runtime helper (engine.Runtime.Helper) to pass its files, and none was found")
+	}
+	path := filepath.Join(bundle, shimRuntimeFile)
+	if err := engine.WriteFileAtomic(path, []byte(h.script()), 0o700); err != nil {
+		return "", fmt.Errorf("shim runtime script: %w", err)
+	}
+	return path, nil
+}
+
+// fdServer hands the sandbox's extra files to fds-exec, once, and only to
+// a root peer (the shim runs as root; nobody else may take init's
+// channel).
+type fdServer struct {
+	l    *net.UnixListener
+	path string
+	done chan error
+}
+
+func serveFds(path string, files []*os.File) (*fdServer, error) {
+	if len(files) > nsexec.MaxFds {
+		return nil, fmt.Errorf("%d extra files for the sandbox; the containerd engine passes at most %d", len(files), nsexec.MaxFds)
+	}
+	_ = os.Remove(path)
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("fds socket: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("fds socket: %w", err)
+	}
+	s := &fdServer{l: l, path: path, done: make(chan error, 1)}
+	go func() { s.done <- s.serve(files) }()
+	return s, nil
+}
+
+func (s *fdServer) serve(files []*os.File) error {
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	for {
+		conn, err := s.l.AcceptUnix()
+		if err != nil {
+			return err
+		}
+		if !peerIsRoot(conn) {
+			conn.Close()
+			continue
+		}
+		_, _, err = conn.WriteMsgUnix([]byte{byte(len(fds))}, unix.UnixRights(fds...), nil)
+		conn.Close()
+		return err
+	}
+}
+
+func peerIsRoot(c *net.UnixConn) bool {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *unix.Ucred
+	ctlErr := raw.Control(func(fd uintptr) {
+		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	return ctlErr == nil && err == nil && cred.Uid == 0
+}
+
+// close stops serving and removes the socket; it reports whether the
+// files were handed over.
+func (s *fdServer) close(ctx context.Context) bool {
+	s.l.Close()
+	_ = os.Remove(s.path)
+	select {
+	case err := <-s.done:
+		return err == nil
+	case <-ctx.Done():
+		return false
+	}
+}

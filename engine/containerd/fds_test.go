@@ -1,0 +1,101 @@
+package containerd
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentbox/agentbox/engine"
+)
+
+func TestHelperScriptQuotesAndPassesArguments(t *testing.T) {
+	h := helperCall{helper: "/opt/it's/agentbox-init", runtime: "/usr/sbin/runc", fdsSocket: "/run/a b/fds.sock", nests: "/run/x/nested-mounts.json"}
+	got := h.script()
+	want := "exec '/opt/it'\\''s/agentbox-init' fds-exec --fds-socket '/run/a b/fds.sock' --compose '/run/x/nested-mounts.json' -- '/usr/sbin/runc' \"$@\"\n"
+	if !strings.HasPrefix(got, "#!/bin/sh\n") || !strings.HasSuffix(got, want) {
+		t.Fatalf("script:\n%s\nwant it to end with:\n%s", got, want)
+	}
+	// The shell hands the runtime's arguments on unchanged.
+	dir := t.TempDir()
+	script := filepath.Join(dir, "runtime")
+	echo := helperCall{helper: "/bin/echo", runtime: "/usr/sbin/runc", umount: "/sys/fs/cgroup/unified"}
+	if err := os.WriteFile(script, []byte(echo.script()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(script, "--root", "/run/r", "create", "a b").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "fds-exec --umount /sys/fs/cgroup/unified -- /usr/sbin/runc --root /run/r create a b\n"; string(out) != want {
+		t.Errorf("the script ran %q, want %q", out, want)
+	}
+}
+
+func TestShimRuntime(t *testing.T) {
+	rt := engine.Runtime{Name: "runc", Path: "/usr/sbin/runc", Helper: "/usr/lib/agentbox-init"}
+	bundle := t.TempDir()
+	got, err := shimRuntime(rt, bundle, 0)
+	if err != nil || got != rt.Path {
+		t.Errorf("without files, hidden mount or nested binds: %q, %v; want the runtime itself", got, err)
+	}
+	got, err = shimRuntime(rt, bundle, 1)
+	if err != nil || got != filepath.Join(bundle, shimRuntimeFile) {
+		t.Fatalf("with a file to pass: %q, %v; want the script", got, err)
+	}
+	data, _ := os.ReadFile(got)
+	if !strings.Contains(string(data), "--fds-socket '"+filepath.Join(bundle, fdsSocketFile)+"'") {
+		t.Errorf("script does not name the bundle's socket:\n%s", data)
+	}
+	if st, err := os.Stat(got); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("script mode %v, %v; want 0700", st.Mode(), err)
+	}
+	rt.Helper = ""
+	if _, err := shimRuntime(rt, bundle, 1); err == nil {
+		t.Error("no helper and a file to pass: accepted")
+	}
+}
+
+func TestShimArgs(t *testing.T) {
+	addr, id := "/run/agentbox-containerd/containerd.sock", "20261201T1.2Z-ab"
+	for _, tc := range []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id", id, "-address", addr}, true},
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "moby", "-id", id, "-address", addr}, false},
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id", id + "x", "-address", addr}, false},
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id", id, "-address", "/run/containerd/containerd.sock"}, false},
+		{[]string{"/bin/sleep", "-namespace", "agentbox", "-id", id, "-address", addr}, false},
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id"}, false},
+		{nil, false},
+	} {
+		if got := shimArgs(tc.argv, addr, id); got != tc.want {
+			t.Errorf("shimArgs(%q) = %v, want %v", tc.argv, got, tc.want)
+		}
+	}
+}
+
+func TestRecorded(t *testing.T) {
+	bundle := t.TempDir()
+	if _, ok := Recorded(bundle); ok {
+		t.Error("a bundle without a record is containerd's")
+	}
+	if err := writeRecord(bundle, Record{Address: "/run/x.sock", Namespace: Namespace}); err != nil {
+		t.Fatal(err)
+	}
+	open, ok := Recorded(bundle)
+	if !ok {
+		t.Fatal("the recorded run is not containerd's")
+	}
+	if e := open(engine.Runtime{Name: "runc"}).(*Engine); e.Address != "/run/x.sock" {
+		t.Errorf("engine on %q, want the recorded /run/x.sock", e.Address)
+	}
+	if err := os.WriteFile(filepath.Join(bundle, RecordFile), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Recorded(bundle); !ok {
+		t.Error("a damaged record is no longer containerd's run")
+	}
+}

@@ -1,0 +1,224 @@
+package containerd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	tasks "github.com/containerd/containerd/api/services/tasks/v1"
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/defaults"
+	"github.com/containerd/errdefs"
+	"github.com/containerd/errdefs/pkg/errgrpc"
+
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/ledger"
+)
+
+// shimGone bounds how long teardown waits for the shim to exit once its
+// task is deleted (containerd shuts it down right after).
+const shimGone = 3 * time.Second
+
+// Teardown deletes the task and the container on the daemon, then takes
+// down what the runtime CLI's teardown takes down (the processes of the
+// sandbox's pid namespace, the runtime's state, the cgroups, the run
+// directory, after the cleanups), and proves from the daemon and from the
+// host that the task, the container, the shim, its bundle directory and
+// any snapshot of the run's id are gone. What is left is named in
+// RuntimeStateLeft and makes the record a residue. When the daemon cannot
+// delete them, the run directory is kept for a later gc.
+func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func() error) ledger.Teardown {
+	defer e.closeClient()
+	rec, _, err := ReadRecord(filepath.Join(t.RunDir, "bundle"))
+	onDaemon := rec.Container || err != nil
+	shim := e.shimOf(t, rec)
+	all := cleanups
+	if onDaemon || shim.pid > 0 {
+		if err := e.takeDown(ctx, t.ID); err != nil {
+			all = append([]func() error{func() error { return err }}, cleanups...)
+		}
+	}
+	cli := e.Runtime
+	cli.UserNS = nil // refused at create; a stale meta.json must not bring one back
+	td := cli.Teardown(ctx, t, all...)
+	if !onDaemon && shim.pid == 0 {
+		return td // the daemon was never asked for anything of the run
+	}
+	left, unknown := e.proveGone(ctx, t.ID, shim)
+	td.RuntimeStateLeft = append(td.RuntimeStateLeft, left...)
+	td.Errors = append(td.Errors, unknown...)
+	if len(left)+len(unknown) > 0 {
+		td.Decision = ledger.DecisionResidue
+	}
+	return td
+}
+
+// shimOf is the run's shim: the one running now, else the one the bundle
+// recorded at create.
+func (e *Engine) shimOf(t engine.Target, r Record) shimProc {
+	if s := findShim(e.Address, t.ID); s.pid > 0 {
+		return s
+	}
+	return shimProc{pid: r.ShimPid, bundle: r.ShimBundle}
+}
+
+// takeDown kills and deletes the task, then deletes the container.
+func (e *Engine) takeDown(ctx context.Context, id string) error {
+	e.mu.Lock()
+	r := e.tasks[id]
+	delete(e.tasks, id)
+	e.mu.Unlock()
+	if r != nil {
+		defer r.io.close()
+	}
+	c, ctx, err := e.connect(ctx)
+	if err != nil {
+		return err
+	}
+	ctr, err := c.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("containerd: load container %s: %w", id, err)
+	}
+	if task, err := ctr.Task(ctx, nil); err == nil {
+		_ = task.Kill(ctx, syscall.SIGKILL, containerd.WithKillAll)
+	}
+	if err := deleteTask(ctx, ctr, true); err != nil {
+		return err
+	}
+	if err := ctr.Delete(ctx); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("containerd: delete container %s: %w", id, err)
+	}
+	return nil
+}
+
+// proveGone checks, after teardown, each thing containerd made for the
+// run. left names what survives; unknown says what could not be checked
+// (either makes the teardown a residue).
+func (e *Engine) proveGone(ctx context.Context, id string, shim shimProc) (left, unknown []string) {
+	left = shimLeft(e.Address, id, shim)
+	c, ctx, err := e.connect(ctx)
+	if err != nil {
+		return left, []string{fmt.Sprintf("the task, container and snapshot of %s/%s were not verified gone: %v", Namespace, id, err)}
+	}
+	checks := []struct {
+		what string
+		get  func() error
+	}{
+		{"containerd task", func() error {
+			_, err := c.TaskService().Get(ctx, &tasks.GetRequest{ContainerID: id})
+			return errgrpc.ToNative(err)
+		}},
+		{"containerd container", func() error { _, err := c.ContainerService().Get(ctx, id); return err }},
+		{"containerd snapshot", func() error {
+			_, err := c.SnapshotService(defaults.DefaultSnapshotter).Stat(ctx, id)
+			return err
+		}},
+	}
+	for _, ch := range checks {
+		err := ch.get()
+		switch {
+		case err == nil:
+			left = append(left, fmt.Sprintf("%s %s/%s still exists on %s", ch.what, Namespace, id, e.Address))
+		case !errdefs.IsNotFound(err):
+			unknown = append(unknown, fmt.Sprintf("%s %s/%s not verified gone: %v", ch.what, Namespace, id, err))
+		}
+	}
+	return left, unknown
+}
+
+// shimLeft waits a bounded time for the run's shim to exit and its bundle
+// directory to go, and names what stays.
+func shimLeft(address, id string, shim shimProc) []string {
+	deadline := time.Now().Add(shimGone)
+	for {
+		var left []string
+		if s := findShim(address, id); s.pid > 0 {
+			left = append(left, fmt.Sprintf("containerd shim pid %d of %s/%s still running", s.pid, Namespace, id))
+		} else if shim.pid > 0 && isShim(shim.pid, address, id) {
+			left = append(left, fmt.Sprintf("containerd shim pid %d of %s/%s still running", shim.pid, Namespace, id))
+		}
+		if shim.bundle != "" {
+			if _, err := os.Lstat(shim.bundle); !errors.Is(err, fs.ErrNotExist) {
+				left = append(left, "containerd shim bundle "+shim.bundle+" left")
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// shimProc is a task's shim process and its bundle directory (its working
+// directory).
+type shimProc struct {
+	pid    int
+	bundle string
+}
+
+// findShim finds the shim of task id on the daemon at address among this
+// host's processes: a containerd-shim-* whose command line names
+// agentbox's namespace, the id and the address.
+func findShim(address, id string) shimProc {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return shimProc{}
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !isShim(pid, address, id) {
+			continue
+		}
+		dir, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		return shimProc{pid: pid, bundle: dir}
+	}
+	return shimProc{}
+}
+
+// isShim reports whether pid is the shim of task id on the daemon at
+// address.
+func isShim(pid int, address, id string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	return shimArgs(strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00"), address, id)
+}
+
+// shimArgs reports whether argv is the command line of a shim of task id
+// in agentbox's namespace on the daemon at address (containerd starts
+// each as "containerd-shim-runc-v2 -namespace NS -id ID -address ADDR").
+func shimArgs(argv []string, address, id string) bool {
+	if len(argv) == 0 || !strings.HasPrefix(filepath.Base(argv[0]), "containerd-shim") {
+		return false
+	}
+	flag := func(name string) string {
+		i := slices.Index(argv, name)
+		if i < 0 || i+1 >= len(argv) {
+			return ""
+		}
+		return argv[i+1]
+	}
+	return flag("-namespace") == Namespace && flag("-id") == id && flag("-address") == address
+}
+
+func (e *Engine) closeClient() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.client != nil {
+		e.client.Close()
+		e.client = nil
+	}
+}
