@@ -131,8 +131,14 @@ func TestSudoRights(t *testing.T) {
 	if s := SudoRights(Account{Name: "zed", UID: 2000}, "testdata/sudoers"); len(s.Rules) != 1 || s.Rules[0].Via != "ALL" {
 		t.Errorf("zed: %+v, want only the ALL rule", s.Rules)
 	}
-	if s := SudoRights(abx, "testdata/none"); len(s.Errors) != 1 {
-		t.Errorf("missing sudoers: errors %v, want one", s.Errors)
+	if s := SudoRights(abx, "testdata/none"); len(s.Errors)+len(s.Rules) != 0 {
+		t.Errorf("no sudoers (sudo not installed): %+v, want no rules and no errors", s)
+	}
+	writeFile(t, filepath.Join(t.TempDir(), "x"), "")
+	bad := filepath.Join(t.TempDir(), "sudoers")
+	writeFile(t, bad, "#include /nonexistent/file\n")
+	if s := SudoRights(abx, bad); len(s.Errors) != 1 {
+		t.Errorf("a missing included file: errors %v, want one", s.Errors)
 	}
 }
 

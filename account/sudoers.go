@@ -3,7 +3,9 @@ package account
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,6 +73,9 @@ func (p *sudoParser) file(path string, depth int) {
 		return
 	}
 	b, err := os.ReadFile(path)
+	if depth == 0 && errors.Is(err, fs.ErrNotExist) {
+		return // no sudoers: sudo is not installed, nobody has rights
+	}
 	if err != nil {
 		p.out.Errors = append(p.out.Errors, err.Error())
 		return
@@ -161,6 +166,9 @@ func (p *sudoParser) include(from, kind, target string, depth int) {
 		return
 	}
 	es, err := os.ReadDir(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return // sudo ignores a missing include directory
+	}
 	if err != nil {
 		p.out.Errors = append(p.out.Errors, err.Error())
 		return
