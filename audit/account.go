@@ -206,4 +206,3 @@ func auditAccountModel(m AccountModel, opts Options) Report {
 func (m *AccountModel) container() Container {
 	return Container{Name: m.Name, Source: SourceAccount, User: m.Name, Env: m.env, AgentConfigs: m.configs, UserNS: Unknown}
 }
-
