@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -183,6 +184,19 @@ func AuditAccount(name string, ao AccountOptions, opts Options) (Report, error) 
 		return Report{}, err
 	}
 	return auditAccountModel(m, opts), nil
+}
+
+// LoadAndAudit loads the targets and audits them, or, when lo.User is set,
+// audits that account (AuditAccount) instead.
+func LoadAndAudit(ctx context.Context, targets []string, lo LoadOptions, opts Options) (Report, error) {
+	if lo.User != "" {
+		return AuditAccount(lo.User, lo.Account, opts)
+	}
+	cs, err := Load(ctx, targets, lo)
+	if err != nil {
+		return Report{}, err
+	}
+	return Audit(cs, opts), nil
 }
 
 func auditAccountModel(m AccountModel, opts Options) Report {
