@@ -75,8 +75,10 @@ type LinuxState struct {
 func LinuxSetup(st LinuxState) Plan {
 	p := Plan{OS: "linux"}
 	if !st.UserExists {
-		args := []string{"useradd", "--system", "--home-dir", LinuxHome, "--no-create-home",
-			"--shell", LinuxShell, "--comment", "agentbox sandbox account"}
+		args := []string{
+			"useradd", "--system", "--home-dir", LinuxHome, "--no-create-home",
+			"--shell", LinuxShell, "--comment", "agentbox sandbox account",
+		}
 		if st.GroupExists {
 			args = append(args, "--gid", LinuxName)
 		} else {

@@ -134,15 +134,19 @@ func (m *AccountModel) loadHomes(fsys account.FS, ao AccountOptions) error {
 		if _, err := os.Stat(h.path); err != nil {
 			continue // a passwd entry whose home was never made
 		}
-		m.Homes = append(m.Homes, PathAccess{Path: h.path, Owner: h.owner, Want: "list",
-			Access: account.Reach(fsys, m.Account, h.path, account.Read|account.Exec)})
+		m.Homes = append(m.Homes, PathAccess{
+			Path: h.path, Owner: h.owner, Want: "list",
+			Access: account.Reach(fsys, m.Account, h.path, account.Read|account.Exec),
+		})
 		for _, s := range account.Secrets(h.path) {
 			want, perm := "read", account.Read
 			if s.Dir {
 				want, perm = "list", account.Read|account.Exec
 			}
-			m.Secrets = append(m.Secrets, PathAccess{Path: s.Path, Owner: h.owner, What: s.What, Want: want,
-				Access: account.Reach(fsys, m.Account, s.Path, perm)})
+			m.Secrets = append(m.Secrets, PathAccess{
+				Path: s.Path, Owner: h.owner, What: s.What, Want: want,
+				Access: account.Reach(fsys, m.Account, s.Path, perm),
+			})
 		}
 	}
 	return nil
@@ -155,8 +159,10 @@ func (m *AccountModel) loadSockets(fsys account.FS) {
 		if _, err := os.Stat(s); err != nil {
 			continue
 		}
-		m.Sockets = append(m.Sockets, PathAccess{Path: s, Want: "connect",
-			Access: account.Reach(fsys, m.Account, s, account.Write)})
+		m.Sockets = append(m.Sockets, PathAccess{
+			Path: s, Want: "connect",
+			Access: account.Reach(fsys, m.Account, s, account.Write),
+		})
 	}
 }
 

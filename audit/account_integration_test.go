@@ -43,8 +43,10 @@ func newLab(t *testing.T) *lab {
 	_, _ = rand.Read(b)
 	id := hex.EncodeToString(b)
 	dir := t.TempDir()
-	l := &lab{t: t, agent: "abx-ua-" + id, victim: "abx-uv-" + id, group: "abx-ug-" + id,
-		agentHome: filepath.Join(dir, "agent"), home: "/home/abx-uv-" + id, sudoersD: filepath.Join(dir, "sudoers.d")}
+	l := &lab{
+		t: t, agent: "abx-ua-" + id, victim: "abx-uv-" + id, group: "abx-ug-" + id,
+		agentHome: filepath.Join(dir, "agent"), home: "/home/abx-uv-" + id, sudoersD: filepath.Join(dir, "sudoers.d"),
+	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -113,30 +115,48 @@ func TestAccountAuditFaultsRealAccounts(t *testing.T) {
 		name, want  string
 		fault, undo [][]string
 	}{
-		{"home other-read", "home-directory-readable " + l.home,
-			[][]string{{"chmod", "0755", l.home}}, [][]string{{"chmod", "0700", l.home}}},
-		{"home through a group", "home-directory-readable " + l.home,
+		{
+			"home other-read", "home-directory-readable " + l.home,
+			[][]string{{"chmod", "0755", l.home}},
+			[][]string{{"chmod", "0700", l.home}},
+		},
+		{
+			"home through a group", "home-directory-readable " + l.home,
 			[][]string{{"usermod", "-aG", l.group, l.agent}, {"chgrp", l.group, l.home}, {"chmod", "0750", l.home}},
-			[][]string{{"chmod", "0700", l.home}, {"chgrp", l.victim, l.home}, {"gpasswd", "-d", l.agent, l.group}}},
-		{"home through an ACL", "home-directory-readable " + l.home,
-			[][]string{{"setfacl", "-m", "u:" + l.agent + ":rx", l.home}}, [][]string{{"setfacl", "-b", l.home}}},
-		{"private key readable", "credential-file-readable " + key,
+			[][]string{{"chmod", "0700", l.home}, {"chgrp", l.victim, l.home}, {"gpasswd", "-d", l.agent, l.group}},
+		},
+		{
+			"home through an ACL", "home-directory-readable " + l.home,
+			[][]string{{"setfacl", "-m", "u:" + l.agent + ":rx", l.home}},
+			[][]string{{"setfacl", "-b", l.home}},
+		},
+		{
+			"private key readable", "credential-file-readable " + key,
 			[][]string{{"chmod", "0711", l.home, l.home + "/.ssh"}, {"chmod", "0644", key}},
-			[][]string{{"chmod", "0700", l.home, l.home + "/.ssh"}, {"chmod", "0600", key}}},
-		{"key through an ACL", "credential-file-readable " + key,
+			[][]string{{"chmod", "0700", l.home, l.home + "/.ssh"}, {"chmod", "0600", key}},
+		},
+		{
+			"key through an ACL", "credential-file-readable " + key,
 			[][]string{{"setfacl", "-m", "u:" + l.agent + ":x", l.home, l.home + "/.ssh"}, {"setfacl", "-m", "u:" + l.agent + ":r", key}},
-			[][]string{{"setfacl", "-b", l.home, l.home + "/.ssh", key}}},
-		{"token in .profile", "secret-in-environment GITHUB_TOKEN",
+			[][]string{{"setfacl", "-b", l.home, l.home + "/.ssh", key}},
+		},
+		{
+			"token in .profile", "secret-in-environment GITHUB_TOKEN",
 			[][]string{{"sh", "-c", "echo 'export GITHUB_TOKEN=ghp_" + strings.Repeat("x", 36) + "' > " + l.agentHome + "/.profile"}},
-			[][]string{{"rm", l.agentHome + "/.profile"}}},
+			[][]string{{"rm", l.agentHome + "/.profile"}},
+		},
 		{"docker membership", "container-socket-mounted group docker", // and the socket, when it exists
 			[][]string{{"usermod", "-aG", "docker", l.agent}}, [][]string{{"gpasswd", "-d", l.agent, "docker"}}},
-		{"NOPASSWD sudoers.d line", "sudo-rights " + l.agent,
+		{
+			"NOPASSWD sudoers.d line", "sudo-rights " + l.agent,
 			[][]string{{"sh", "-c", "echo '" + l.agent + " ALL=(ALL) NOPASSWD: ALL' > " + l.sudoersD + "/50-abx"}},
-			[][]string{{"rm", l.sudoersD + "/50-abx"}}},
-		{"group sudoers line", "sudo-rights %" + l.group,
+			[][]string{{"rm", l.sudoersD + "/50-abx"}},
+		},
+		{
+			"group sudoers line", "sudo-rights %" + l.group,
 			[][]string{{"usermod", "-aG", l.group, l.agent}, {"sh", "-c", "echo '%" + l.group + " ALL=(root) /usr/bin/id' > " + l.sudoersD + "/50-abx"}},
-			[][]string{{"rm", l.sudoersD + "/50-abx"}, {"gpasswd", "-d", l.agent, l.group}}},
+			[][]string{{"rm", l.sudoersD + "/50-abx"}, {"gpasswd", "-d", l.agent, l.group}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, c := range tc.fault {

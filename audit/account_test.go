@@ -12,8 +12,10 @@ import (
 
 // faultyAccount is an account model with one of each fault.
 func faultyAccount() AccountModel {
-	a := account.Account{Name: "abx", UID: 1001, GID: 1001, Home: "/var/lib/abx", Shell: "/usr/sbin/nologin",
-		Groups: []account.Group{{Name: "abx", GID: 1001, Primary: true}, {Name: "docker", GID: 105}, {Name: "adm", GID: 4}}}
+	a := account.Account{
+		Name: "abx", UID: 1001, GID: 1001, Home: "/var/lib/abx", Shell: "/usr/sbin/nologin",
+		Groups: []account.Group{{Name: "abx", GID: 1001, Primary: true}, {Name: "docker", GID: 105}, {Name: "adm", GID: 4}},
+	}
 	yes := func(p, why string) account.Access { return account.Access{Allowed: account.Yes, Path: p, Why: why} }
 	return AccountModel{
 		Account: a,
@@ -51,7 +53,7 @@ func TestAccountAuditNamesEachFault(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("findings (-want +got):\n%s", d)
 	}
-	if f := r.Containers[0].Findings[7]; f.Location.File != "/var/lib/abx/.profile" || f.Location.Line != 3 {
+	if f := r.Containers[0].Findings[7]; f.File != "/var/lib/abx/.profile" || f.Line != 3 {
 		t.Errorf("secret finding located at %+v, want the profile's line 3", f.Location)
 	}
 	var text, js, sarif bytes.Buffer
