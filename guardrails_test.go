@@ -89,6 +89,7 @@ var layers = map[string]layer{
 	// The runtime CVE table and its pure judgement: doctor and the
 	// launcher ask it, each reading the runtime itself.
 	"engine/advisory": {},
+	"account":         {exec: true}, // useradd/dscl for setup-user
 	// Planning is pure and sits at the top of the pipeline: the host
 	// arrives as policy.Host, nothing is run.
 	"policy": {may: []string{"agents", "internal/yamlfile", "seccomp/profiles", "workspace"}},
@@ -98,7 +99,7 @@ var layers = map[string]layer{
 	"spec":    {may: []string{"policy"}},
 	"compose": {may: []string{"agents", "apparmor", "netpolicy", "policy", "seccomp/profiles"}},
 	// The audit reads rendered specs and running containers' configs.
-	"audit":         {may: []string{"agents", "apparmor", "policy", "seccomp", "seccomp/profiles", "spec"}},
+	"audit":         {may: []string{"account", "agents", "apparmor", "policy", "seccomp", "seccomp/profiles", "spec"}},
 	"compose/check": {may: []string{"audit", "compose", "netpolicy", "policy"}},
 	// Engines run what the renderers wrote.
 	"engine": {may: []string{"internal/nsexec", "ledger", "policy", "termfilter"}, exec: true},
@@ -114,7 +115,7 @@ var layers = map[string]layer{
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
 	"cmd/agentbox": {may: []string{
-		"audit", "compose", "compose/check", "doctor", "host", "launcher", "ledger", "netpolicy", "policy",
+		"account", "audit", "compose", "compose/check", "doctor", "host", "launcher", "ledger", "netpolicy", "policy",
 	}, exec: true},
 	"cmd/agentbox-init": {may: []string{"internal/nsexec", "netpolicy/bridge", "selftest"}},
 	// Benchmarks and test helpers.

@@ -28,6 +28,10 @@ type LoadOptions struct {
 	Engine, Host string
 	// Compose configures compose loading.
 	Compose ComposeOptions
+	// User, when set, audits that user account instead of targets
+	// (LoadAndAudit), reading the host as Account says.
+	User    string
+	Account AccountOptions
 }
 
 // composeNames are the file names docker compose looks for in a directory.

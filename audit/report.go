@@ -111,6 +111,8 @@ type ContainerReport struct {
 	// Model is the normalised configuration that was audited (environment
 	// values excluded).
 	Model Container `json:"model"`
+	// Account is what an account audit (AuditAccount) read; nil otherwise.
+	Account *AccountModel `json:"account,omitempty"`
 }
 
 // Report is one audit: every container audited, in input order. It is

@@ -67,10 +67,14 @@ func (t *textWriter) container(c ContainerReport) int {
 		head += ", profiles: " + strings.Join(m.Profiles, ", ")
 	}
 	t.printf("%s\n", t.paint(ansiBold, "== "+head+") =="))
-	t.mounts(m)
-	t.env(m)
-	t.network(m)
-	t.privileges(m)
+	if c.Account != nil {
+		t.account(c.Account)
+	} else {
+		t.mounts(m)
+		t.env(m)
+		t.network(m)
+		t.privileges(m)
+	}
 	t.printf("permission_mode: %s\n", c.PermissionMode)
 	for _, n := range c.Notes {
 		t.printf("note: %s\n", n)

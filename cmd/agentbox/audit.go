@@ -19,13 +19,13 @@ func init() {
 
 // auditFlags are the flags of `agentbox audit`.
 type auditFlags struct {
-	engine, host, source, format, labbook, projectDir, color string
-	asJSON, diagnose, codes                                  bool
-	accept, workspaces, allowEnv, internal, profiles         []string
+	engine, host, source, format, labbook, projectDir, color, user string
+	asJSON, diagnose, codes                                        bool
+	accept, workspaces, allowEnv, internal, profiles               []string
 }
 
 func runAudit(ctx context.Context, s stdio, args []string) int {
-	fs := newFlags(s, "audit", "[flags] CONTAINER|BUNDLE|config.json|inspect.json|compose.yaml...")
+	fs := newFlags(s, "audit", "[flags] CONTAINER|BUNDLE|config.json|inspect.json|compose.yaml... | --user NAME")
 	var f auditFlags
 	fs.StringVar(&f.engine, "engine", "docker", "engine that runs CONTAINER: docker or podman")
 	fs.StringVar(&f.host, "host", "", "engine socket path (default: DOCKER_HOST/CONTAINER_HOST or the engine's default socket)")
@@ -42,15 +42,19 @@ func runAudit(ctx context.Context, s stdio, args []string) int {
 	fs.StringVar(&f.projectDir, "project-directory", "", "compose project directory (default: the first compose file's)")
 	fs.StringVar(&f.color, "color", "auto", "colour the text output: auto, always or never")
 	fs.BoolVar(&f.codes, "codes", false, "list the finding catalog and exit")
+	fs.StringVar(&f.user, "user", "", "audit the user account NAME the agent would run as, instead of targets (Linux)")
 	targets, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
+	}
+	if f.asJSON {
+		f.format = "json"
 	}
 	if f.codes {
 		_ = audit.WriteCatalog(s.Out)
 		return exitOK
 	}
-	if len(targets) == 0 || len(cmd) > 0 {
+	if (len(targets) == 0) == (f.user == "") || len(cmd) > 0 {
 		fs.Usage()
 		return exitUsage
 	}
@@ -58,14 +62,13 @@ func runAudit(ctx context.Context, s stdio, args []string) int {
 	if err != nil {
 		return fail(s, "audit", launcher.WithKind(launcher.KindUsage, err))
 	}
-	cs, err := audit.Load(ctx, targets, loadOptions(s, f))
+	start := time.Now().UTC()
+	r, err := audit.LoadAndAudit(ctx, targets, loadOptions(s, f), opts)
 	if err != nil {
 		// What audit cannot load is bad input; an engine that does not
 		// answer stays the host's (launcher.KindOf).
 		return fail(s, "audit", launcher.WithKind(launcher.KindUsage, err))
 	}
-	start := time.Now().UTC()
-	r := audit.Audit(cs, opts)
 	code = finishAudit(s, f, r)
 	recordAudit(s, start, targets, r, code)
 	return code
@@ -82,9 +85,6 @@ func recordAudit(s stdio, start time.Time, targets []string, r audit.Report, cod
 }
 
 func auditOptions(s stdio, f auditFlags) (audit.Options, error) {
-	if f.asJSON {
-		f.format = "json"
-	}
 	switch f.format {
 	case "text", "json", "sarif":
 	default:
@@ -113,7 +113,7 @@ func auditOptions(s stdio, f auditFlags) (audit.Options, error) {
 
 func loadOptions(s stdio, f auditFlags) audit.LoadOptions {
 	return audit.LoadOptions{
-		Kind: f.source, Engine: f.engine, Host: f.host,
+		Kind: f.source, Engine: f.engine, Host: f.host, User: f.user, Account: audit.AccountOptions{InvokerHome: s.Getenv("HOME")},
 		Compose: audit.ComposeOptions{Env: os.Environ(), Profiles: f.profiles, WorkingDir: f.projectDir},
 	}
 }
@@ -121,9 +121,6 @@ func loadOptions(s stdio, f auditFlags) audit.LoadOptions {
 // finishAudit writes the report, appends the labbook record and returns 1
 // when a finding fails, 0 otherwise.
 func finishAudit(s stdio, f auditFlags, r audit.Report) int {
-	if f.asJSON {
-		f.format = "json"
-	}
 	var err error
 	switch {
 	case f.diagnose:
