@@ -84,6 +84,8 @@ const (
 	CodeDevices           = "devices-mounted"
 	CodeSysctls           = "sysctls-set"
 	CodeAutoApprove       = "auto-approve-permission-mode"
+	// CodeServiceAccountToken is Kubernetes': the pod holds an API token.
+	CodeServiceAccountToken = "service-account-token-mounted"
 )
 
 var catalog = map[string]Rule{
@@ -293,6 +295,14 @@ var catalog = map[string]Rule{
 		Title:    "kernel parameters are changed for the container",
 		Symptom:  "the sandbox's network or IPC behaves unlike the audited default",
 		Fix:      "remove sysctls unless each one is justified",
+		Residual: "none",
+	},
+	CodeServiceAccountToken: {
+		Code: CodeServiceAccountToken, Severity: High,
+		Title:    "a Kubernetes service-account token is mounted into the pod",
+		Symptom:  "the agent calls the cluster's API server with the pod's identity: lists secrets, starts pods, wherever RBAC lets it",
+		Fix:      "set automountServiceAccountToken: false on the pod (and on its ServiceAccount)",
+		Probe:    "environment-is-clean",
 		Residual: "none",
 	},
 	CodeAutoApprove: {

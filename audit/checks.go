@@ -38,6 +38,7 @@ var checks = []Check{
 	{"host-namespaces", []string{CodeHostPID, CodeHostIPC, CodeHostUTS}, checkHostNamespaces},
 	{"devices-mounted", []string{CodeDevices}, checkDevices},
 	{"sysctls-set", []string{CodeSysctls}, checkSysctls},
+	{"service-account-token", []string{CodeServiceAccountToken}, checkServiceAccountToken},
 }
 
 // warnChecks is the ordered list of warn-only checks: their findings are
@@ -86,6 +87,7 @@ func auditOne(c *Container, o *Options) []Finding {
 	for _, ch := range warnChecks {
 		fs = append(fs, ch.Run(c, o)...)
 	}
+	kubeFindings(c, fs)
 	accept(fs, o.Accept)
 	raiseAutoApprove(fs, o.Accept)
 	sortFindings(fs)

@@ -28,6 +28,8 @@ type LoadOptions struct {
 	Engine, Host string
 	// Compose configures compose loading.
 	Compose ComposeOptions
+	// Kube configures Kubernetes manifest loading.
+	Kube KubeOptions
 }
 
 // composeNames are the file names docker compose looks for in a directory.
@@ -75,7 +77,10 @@ func detectDir(dir string) (string, string, error) {
 			return KindCompose, filepath.Join(dir, n), nil
 		}
 	}
-	return "", "", &InputError{File: dir, Err: errors.New("directory holds neither an OCI config.json nor a compose file")}
+	if isKubeDir(dir) {
+		return KindKube, dir, nil
+	}
+	return "", "", &InputError{File: dir, Err: errors.New("directory holds neither an OCI config.json, a compose file nor Kubernetes manifests")}
 }
 
 func readHead(p string) ([]byte, error) {
@@ -93,6 +98,9 @@ func readHead(p string) ([]byte, error) {
 
 func detectFile(p string, head []byte) string {
 	ext := strings.ToLower(filepath.Ext(p))
+	if isKubeManifest(head) {
+		return KindKube
+	}
 	if ext == ".yaml" || ext == ".yml" {
 		return KindCompose
 	}
@@ -109,15 +117,19 @@ func detectFile(p string, head []byte) string {
 // Load reads every target into models, in order. Compose targets are loaded
 // together as one project (like `docker compose -f a -f b`).
 func Load(ctx context.Context, targets []string, lo LoadOptions) ([]Container, error) {
-	var compose []string
+	var compose, kube []string
 	var cs []Container
 	for _, t := range targets {
 		kind, p, err := detectKind(t, lo.Kind)
 		if err != nil {
 			return nil, err
 		}
-		if kind == KindCompose {
+		switch kind {
+		case KindCompose:
 			compose = append(compose, p)
+			continue
+		case KindKube: // one input, so that policies apply across files
+			kube = append(kube, p)
 			continue
 		}
 		got, err := loadOne(ctx, kind, p, lo)
@@ -133,6 +145,13 @@ func Load(ctx context.Context, targets []string, lo LoadOptions) ([]Container, e
 		}
 		cs = append(cs, got...)
 	}
+	if len(kube) > 0 {
+		got, err := LoadKube(kube, lo.Kube)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, got...)
+	}
 	return cs, nil
 }
 
@@ -141,10 +160,10 @@ func detectKind(t, forced string) (string, string, error) {
 		return Detect(t)
 	}
 	switch forced {
-	case KindContainer, KindOCI, KindInspect, KindCompose:
+	case KindContainer, KindOCI, KindInspect, KindCompose, KindKube:
 		return forced, t, nil
 	}
-	return "", "", fmt.Errorf("source %q: want container, oci, inspect or compose", forced)
+	return "", "", fmt.Errorf("source %q: want container, oci, inspect, compose or kube", forced)
 }
 
 func loadOne(ctx context.Context, kind, p string, lo LoadOptions) ([]Container, error) {
