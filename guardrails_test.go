@@ -94,6 +94,7 @@ var layers = map[string]layer{
 	// Renderers translate a plan; they never run anything.
 	"spec":    {may: []string{"policy"}},
 	"compose": {may: []string{"agents", "apparmor", "netpolicy", "policy", "seccomp/profiles"}},
+	"kube":    {may: []string{"agents", "netpolicy", "policy"}},
 	// The audit reads rendered specs and running containers' configs.
 	"audit":         {may: []string{"agents", "apparmor", "policy", "seccomp", "seccomp/profiles", "spec"}},
 	"compose/check": {may: []string{"audit", "compose", "netpolicy", "policy"}},
@@ -104,7 +105,7 @@ var layers = map[string]layer{
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
 		"agents", "apparmor", "audit", "compose", "compose/check", "doctor", "engine", "host",
-		"ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+		"kube", "ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
 	"cmd/agentbox": {may: []string{

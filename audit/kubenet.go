@@ -26,7 +26,7 @@ var inClusterRanges = []netip.Prefix{
 // egress says whether the input's NetworkPolicies keep the pod's egress
 // inside the cluster, as the model's one network.
 func (in *kubeInput) egress(p *kubePod, ko KubeOptions) Network {
-	n := Network{Name: "pod network of namespace " + p.namespace}
+	n := Network{Name: "egress of " + p.kind + "/" + p.name + " in namespace " + p.namespace}
 	var names []string
 	for _, np := range in.policies {
 		if !np.selects(p) || !restrictsEgress(np.spec) {
