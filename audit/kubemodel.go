@@ -177,8 +177,10 @@ func kubeSeccomp(ctr, pod *corev1.SeccompProfile) Seccomp {
 			lp = *p.LocalhostProfile
 		}
 		return Seccomp{Mode: "custom", Profile: "Localhost " + lp}
+	case corev1.SeccompProfileTypeUnconfined:
+		return Seccomp{Mode: "unconfined", Profile: string(p.Type)}
 	}
-	return Seccomp{Mode: "unconfined", Profile: string(p.Type)}
+	return Seccomp{Mode: "unknown", Profile: string(p.Type)} // a type this audit does not know
 }
 
 // kubeAppArmor reads appArmorProfile (container over pod) or the
@@ -201,6 +203,7 @@ func kubeAppArmor(ctr, pod *corev1.AppArmorProfile, annotation string) string {
 		if p.LocalhostProfile != nil {
 			return "localhost/" + *p.LocalhostProfile
 		}
+	case corev1.AppArmorProfileTypeRuntimeDefault:
 	}
 	return "runtime/default"
 }
@@ -306,8 +309,10 @@ func (k *kubeCtx) env() []EnvVar {
 		if e.Prefix != "" {
 			name += " (prefix " + e.Prefix + ")"
 		}
-		out = append(out, EnvVar{Name: name, FromSecret: true, From: "every key of Secret " + e.SecretRef.Name,
-			Location: Location{File: k.pod.doc.file, Line: k.line(item(fnodes, i))}})
+		out = append(out, EnvVar{
+			Name: name, FromSecret: true, From: "every key of Secret " + e.SecretRef.Name,
+			Location: Location{File: k.pod.doc.file, Line: k.line(item(fnodes, i))},
+		})
 	}
 	return out
 }

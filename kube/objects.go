@@ -98,8 +98,10 @@ func (r *renderer) agentLimits() (corev1.ResourceList, error) {
 	}
 	l[corev1.ResourceMemory] = *resource.NewQuantity(r.plan.Limits.MemoryBytes, resource.BinarySI)
 	if r.plan.Limits.Pids > 0 {
-		r.out.Residuals = append(r.out.Residuals, policy.Residual{Code: "pids-limit-kubelet",
-			Reason: fmt.Sprintf("the plan's pids limit (%d) has no pod field: the node's kubelet --pod-max-pids bounds the pod", r.plan.Limits.Pids)})
+		r.out.Residuals = append(r.out.Residuals, policy.Residual{
+			Code:   "pids-limit-kubelet",
+			Reason: fmt.Sprintf("the plan's pids limit (%d) has no pod field: the node's kubelet --pod-max-pids bounds the pod", r.plan.Limits.Pids),
+		})
 	}
 	return l, nil
 }
@@ -376,7 +378,9 @@ func (r *renderer) manifest() error {
 		buf.Write(b)
 	}
 	r.out.Manifest = buf.Bytes()
-	r.out.Residuals = append(r.out.Residuals, policy.Residual{Code: "seccomp-runtime-default",
-		Reason: "the pods run under the node runtime's default seccomp profile, not agentbox's own, which would have to be installed on every node (seccompProfile type Localhost)"})
+	r.out.Residuals = append(r.out.Residuals, policy.Residual{
+		Code:   "seccomp-runtime-default",
+		Reason: "the pods run under the node runtime's default seccomp profile, not agentbox's own, which would have to be installed on every node (seccompProfile type Localhost)",
+	})
 	return nil
 }
