@@ -136,6 +136,8 @@ func readKubeDocs(paths []string) ([]*kubeDoc, error) {
 	return docs, nil
 }
 
+// kubeFiles are the files a target names: the file, or the manifests of
+// a directory (files that are not Kubernetes objects are skipped), sorted.
 func kubeFiles(p string) ([]string, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -150,8 +152,13 @@ func kubeFiles(p string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if ext := strings.ToLower(filepath.Ext(e.Name())); !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
-			out = append(out, filepath.Join(p, e.Name()))
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
+			continue
+		}
+		f := filepath.Join(p, e.Name())
+		if head, err := readHead(f); err == nil && isKubeManifest(head) { // package.json is no manifest
+			out = append(out, f)
 		}
 	}
 	sort.Strings(out)
@@ -425,13 +432,5 @@ func isKubeManifest(head []byte) bool {
 // isKubeDir reports whether a directory holds a Kubernetes manifest.
 func isKubeDir(dir string) bool {
 	files, err := kubeFiles(dir)
-	if err != nil {
-		return false
-	}
-	for _, f := range files {
-		if head, err := readHead(f); err == nil && isKubeManifest(head) {
-			return true
-		}
-	}
-	return false
+	return err == nil && len(files) > 0
 }

@@ -114,6 +114,9 @@ func TestKubeFaults(t *testing.T) {
 		{"secretKeyRef", func(p *corev1.Pod) {
 			ctr(p).Env = append(ctr(p).Env, corev1.EnvVar{Name: "HARMLESS", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "k"}, Key: "v"}}})
 		}, CodeSecretInEnv, false},
+		{"credential from a ConfigMap", func(p *corev1.Pod) {
+			ctr(p).Env = append(ctr(p).Env, corev1.EnvVar{Name: "GITHUB_TOKEN", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Key: "t"}}})
+		}, CodeSecretInEnv, false},
 		{"envFrom secret", func(p *corev1.Pod) {
 			ctr(p).EnvFrom = append(ctr(p).EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "keys"}}})
 		}, CodeSecretInEnv, false},
@@ -241,10 +244,15 @@ func TestKubeWorkloadKinds(t *testing.T) {
 		"CronJob":         "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: w}\nspec:\n  schedule: '@daily'\n  jobTemplate:\n    spec:\n      template:\n" + indent(string(tmpl), 8),
 		"Sandbox":         "apiVersion: agents.x-k8s.io/v1beta1\nkind: Sandbox\nmetadata: {name: w}\nspec:\n  podTemplate:\n" + indent(string(tmpl), 4),
 		"SandboxTemplate": "apiVersion: extensions.agents.x-k8s.io/v1beta1\nkind: SandboxTemplate\nmetadata: {name: w}\nspec:\n  podTemplate:\n" + indent(string(tmpl), 4),
+		// A managed policy whose only egress is the gateway keeps the pod in.
+		"SandboxTemplate gateway-only": "apiVersion: extensions.agents.x-k8s.io/v1beta1\nkind: SandboxTemplate\nmetadata: {name: w}\nspec:\n" +
+			"  networkPolicy:\n    egress:\n    - to:\n      - podSelector: {matchLabels: {app: gw}}\n  podTemplate:\n" + indent(string(tmpl), 4),
 	}
-	for kind, doc := range kinds {
-		t.Run(kind, func(t *testing.T) {
-			cs, err := LoadKube([]string{writeManifest(t, doc)}, KubeOptions{PoliciesElsewhere: true})
+	for name, doc := range kinds {
+		kind, _, _ := strings.Cut(name, " ")
+		t.Run(name, func(t *testing.T) {
+			// A SandboxTemplate brings its own managed policy: nothing is vouched for it.
+			cs, err := LoadKube([]string{writeManifest(t, doc)}, KubeOptions{PoliciesElsewhere: kind != "SandboxTemplate"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +261,7 @@ func TestKubeWorkloadKinds(t *testing.T) {
 			}
 			fs := Audit(cs, Options{}).Unaccepted()
 			want := 0
-			if kind == "SandboxTemplate" { // the controller's default policy opens the internet
+			if name == "SandboxTemplate" { // the controller's default policy opens the internet
 				want = 1
 			}
 			if len(fs) != want {
@@ -273,7 +281,12 @@ func TestKubeListAndDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for name, data := range map[string]string{"a-list.yaml": string(list), "b-policy.yml": policy, "notes.txt": "not a manifest"} {
+	jsonList, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{pod}})
+	files := map[string]string{
+		"a-list.yaml": string(list), "b-policy.yml": policy, "c-get.json": string(jsonList),
+		"notes.txt": "not a manifest", "package.json": `{"name": "x"}`,
+	}
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -283,8 +296,8 @@ func TestKubeListAndDirectory(t *testing.T) {
 		t.Fatalf("Detect(dir) = %q, %v; want kube", kind, err)
 	}
 	r := auditKube(t, Options{}, dir)
-	if len(r.Containers) != 2 || len(r.Unaccepted()) != 0 {
-		t.Fatalf("got %d containers and findings %v, want 2 clean", len(r.Containers), failingCodes(r))
+	if len(r.Containers) != 3 || len(r.Unaccepted()) != 0 {
+		t.Fatalf("got %d containers and findings %v, want 3 clean", len(r.Containers), failingCodes(r))
 	}
 }
 
