@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -239,7 +240,11 @@ func (d *kubeDoc) decode(path []string, v any, strict bool) error {
 	}
 	var raw any
 	if err := n.Decode(&raw); err != nil {
-		return &InputError{File: d.file, Line: n.Line, Err: fmt.Errorf("invalid YAML: %w", err)}
+		line := n.Line
+		if m := lineRE.FindStringSubmatch(err.Error()); m != nil { // the first line named is the offending one
+			line, _ = strconv.Atoi(m[1])
+		}
+		return &InputError{File: d.file, Line: line, Err: fmt.Errorf("invalid YAML: %w", err)}
 	}
 	b, err := json.Marshal(jsonable(raw))
 	if err != nil {
@@ -271,6 +276,7 @@ func (d *kubeDoc) fieldError(base []string, err error) error {
 		field = fe.FieldPath()
 	case errors.As(err, &te):
 		field = te.Field
+		err = fmt.Errorf("field %s: want %s, not a %s", te.Field, te.Type, te.Value)
 	}
 	line, full := d.node.Line, strings.Join(base, ".")
 	if field != "" {
@@ -278,7 +284,7 @@ func (d *kubeDoc) fieldError(base []string, err error) error {
 			full += "."
 		}
 		full += field
-		if l := walk(d.at(base), splitFieldPath(field)); l > 0 {
+		if l := walkAny(d.at(base), splitFieldPath(field)); l > 0 {
 			line = l
 		}
 	}
@@ -287,6 +293,38 @@ func (d *kubeDoc) fieldError(base []string, err error) error {
 		msg = fmt.Errorf("%s %s: unknown field %s: remove it or fix its spelling (see kubectl explain %s)", d.head.Kind, d.head.Metadata.Name, full, strings.ToLower(d.head.Kind))
 	}
 	return &InputError{File: d.file, Line: line, Err: msg}
+}
+
+// walkAny is walk for a path that may skip sequence indices (a JSON type
+// error names spec.containers.ports.containerPort): at a sequence, the
+// first element that holds the rest is followed.
+func walkAny(n *yaml.Node, parts []string) int {
+	n = resolveAlias(n)
+	if n == nil || len(parts) == 0 {
+		return 0
+	}
+	if n.Kind == yaml.SequenceNode {
+		if i, err := strconv.Atoi(parts[0]); err == nil && i < len(n.Content) {
+			if l := walkAny(n.Content[i], parts[1:]); l > 0 {
+				return l
+			}
+			return n.Content[i].Line
+		}
+		for _, it := range n.Content {
+			if l := walkAny(it, parts); l > 0 {
+				return l
+			}
+		}
+		return 0
+	}
+	k, v := lookup(n, parts[0])
+	if k == nil {
+		return 0
+	}
+	if l := walkAny(v, parts[1:]); l > 0 {
+		return l
+	}
+	return k.Line
 }
 
 // splitFieldPath turns a JSON field path (spec.containers[0].foo) into

@@ -311,6 +311,20 @@ func TestKubeBadInputNamesLineAndField(t *testing.T) {
 	if ie.Line != 9 || !strings.Contains(err.Error(), "privilegd") || !strings.Contains(err.Error(), "remove it or fix its spelling") {
 		t.Fatalf("err = %v (line %d), want line 9 naming the field and the fix", err, ie.Line)
 	}
+	for _, tt := range []struct {
+		doc  string
+		line int
+		want string
+	}{
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: x\n    ports:\n    - containerPort: abc\n", 9, "containerPort: want int32"},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: x\n    image: y\n", 8, "already defined"},
+		{"kind: Pod\nmetadata: {name: p}\n", 1, "apiVersion and kind are required"},
+	} {
+		_, err = LoadKube([]string{writeManifest(t, tt.doc)}, KubeOptions{})
+		if !errors.As(err, &ie) || ie.Line != tt.line || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("err = %v, want line %d and %q", err, tt.line, tt.want)
+		}
+	}
 	_, err = LoadKube([]string{writeManifest(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")}, KubeOptions{})
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "no workload") {
 		t.Fatalf("err = %v, want no workload found", err)
