@@ -355,3 +355,31 @@ func TestKubeOutputs(t *testing.T) {
 		t.Errorf("JSON lacks the pod security verdict: %s", b)
 	}
 }
+
+func FuzzKube(f *testing.F) {
+	b, err := os.ReadFile(kubeHardened)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- &a {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c}]}}\n- *a\n"))
+	f.Add([]byte("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec: {jobTemplate: {spec: {template: {spec: {containers: [{name: c, env: [{name: X, valueFrom: {secretKeyRef: {name: s, key: k}}}]}]}}}}}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), "m.yaml")
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := LoadKube([]string{p}, KubeOptions{})
+		if err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("error %v is not an *InputError", err)
+			}
+			return
+		}
+		r := Audit(cs, Options{})
+		if err := WriteText(discard{}, r, true); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

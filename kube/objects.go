@@ -267,7 +267,7 @@ func (r *renderer) gatewayDeployment() *appsv1.Deployment {
 	}}
 	spec.Volumes = []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: GatewayName}}}},
-		{Name: "keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: KeySecret, DefaultMode: ptr(int32(0o400))}}},
+		{Name: "keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: KeySecret, DefaultMode: ptr(int32(0o440))}}},
 	}
 	m := r.meta(GatewayName, gatewayComponent)
 	return &appsv1.Deployment{TypeMeta: typeMeta("apps/v1", "Deployment"), ObjectMeta: m, Spec: appsv1.DeploymentSpec{
