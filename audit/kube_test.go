@@ -383,3 +383,34 @@ func FuzzKube(f *testing.F) {
 		}
 	})
 }
+
+// Findings point at the line of the field that causes them.
+func TestKubeFindingLines(t *testing.T) {
+	b, err := os.ReadFile(kubeHardened)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.NewReplacer("allowPrivilegeEscalation: false", "allowPrivilegeEscalation: true", "type: RuntimeDefault", "type: Unconfined").Replace(string(b))
+	lineOf := func(s string) int {
+		for i, l := range strings.Split(text, "\n") {
+			if strings.Contains(l, s) {
+				return i + 1
+			}
+		}
+		t.Fatalf("%q not in the manifest", s)
+		return 0
+	}
+	r := auditKube(t, Options{}, writeManifest(t, text))
+	want := map[string]int{CodeNewPrivileges: lineOf("allowPrivilegeEscalation:"), CodeSeccompUnconfined: lineOf("seccompProfile:")}
+	for _, f := range r.Unaccepted() {
+		if l, ok := want[f.Code]; ok {
+			if f.Line != l {
+				t.Errorf("%s at line %d, want %d", f.Code, f.Line, l)
+			}
+			delete(want, f.Code)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("findings missing: %v", want)
+	}
+}

@@ -153,15 +153,30 @@ var kubeSubjects = map[string]string{
 	"read_only":          "readOnlyRootFilesystem",
 }
 
+// kubeLines are the manifest fields that findings sharing one compose key
+// (security_opt) point at, each its own line.
+var kubeLines = map[string]string{
+	CodeNewPrivileges:     "allowPrivilegeEscalation",
+	CodeSeccompUnconfined: "seccompProfile",
+	CodeSeccompWeak:       "seccompProfile",
+	CodeAppArmor:          "appArmorProfile",
+	CodeSELinux:           "seLinuxOptions",
+	CodeProcMasks:         "procMount",
+}
+
 // kubeFindings puts the findings of a model read from a Kubernetes
-// manifest in its terms (subject, fix) and names the other tools' ids.
-// It runs before acceptance, so an acceptance names the subject printed.
+// manifest in its terms (subject, fix, the line of the field) and names
+// the other tools' ids. It runs before acceptance, so an acceptance names
+// the subject printed.
 func kubeFindings(c *Container, fs []Finding) {
 	if c.Source != SourceKube {
 		return
 	}
 	for i := range fs {
 		fs[i].Also = KubeRefs(fs[i].Code)
+		if l, ok := c.KeyLines[kubeLines[fs[i].Code]]; ok {
+			fs[i].Location = l
+		}
 		if fix, ok := kubeFixes[fs[i].Code]; ok {
 			fs[i].Fix = fix
 		}
