@@ -86,6 +86,9 @@ var layers = map[string]layer{
 	"apparmor":                      {exec: true}, // apparmor_parser loads profiles
 	"userns":                        {exec: true}, // newuidmap
 	"netpolicy":                     {may: []string{"internal/yamlfile", "netpolicy/bridge"}},
+	// The runtime CVE table and its pure judgement: doctor and the
+	// launcher ask it, each reading the runtime itself.
+	"engine/advisory": {},
 	// Planning is pure and sits at the top of the pipeline: the host
 	// arrives as policy.Host, nothing is run.
 	"policy": {may: []string{"agents", "internal/yamlfile", "seccomp/profiles", "workspace"}},
@@ -100,11 +103,11 @@ var layers = map[string]layer{
 	"compose/check": {may: []string{"audit", "compose", "netpolicy", "policy"}},
 	// Engines run what the renderers wrote.
 	"engine": {may: []string{"internal/nsexec", "ledger", "policy", "termfilter"}, exec: true},
-	"doctor": {may: []string{"apparmor", "audit", "host", "ledger", "policy", "userns"}, exec: true},
+	"doctor": {may: []string{"apparmor", "audit", "engine/advisory", "host", "ledger", "policy", "userns"}, exec: true},
 	// The launcher drives every stage below it; only the CLI (and the
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
-		"agents", "apparmor", "audit", "compose", "compose/check", "doctor", "engine", "host",
+		"agents", "apparmor", "audit", "compose", "compose/check", "doctor", "engine", "engine/advisory", "host",
 		"kube", "ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},

@@ -80,10 +80,11 @@ const (
 	CodeHostPID           = "host-pid-mode"
 	CodeHostIPC           = "host-ipc-mode"
 	CodeHostUTS           = "host-uts-mode"
-	CodeNoUserNS          = "user-namespace-not-used"
+	CodeNoUserNS          = policy.CodeNoUserNS // "user-namespace-not-used"
 	CodeDevices           = "devices-mounted"
 	CodeSysctls           = "sysctls-set"
 	CodeAutoApprove       = "auto-approve-permission-mode"
+	CodeRuntimeVulnerable = "runtime-vulnerable"
 	// CodeServiceAccountToken is Kubernetes': the pod holds an API token.
 	CodeServiceAccountToken = "service-account-token-mounted"
 )
@@ -297,12 +298,18 @@ var catalog = map[string]Rule{
 		Fix:      "remove sysctls unless each one is justified",
 		Residual: "none",
 	},
+	CodeRuntimeVulnerable: {
+		Code: CodeRuntimeVulnerable, Severity: High,
+		Title:    "the OCI runtime that starts the container has a known vulnerability that this way of launching exposes",
+		Symptom:  "the agent breaks out through the runtime while the sandbox is set up (a procfs file bound read-write, a masked path left open), whatever the spec says",
+		Fix:      "install the runtime release or distribution package the finding names, or launch in a mode the vulnerability needs and this one lacks (agentbox doctor lists them per mode)",
+		Residual: "vulnerabilities published after the advisory table's checked date",
+	},
 	CodeServiceAccountToken: {
 		Code: CodeServiceAccountToken, Severity: High,
 		Title:    "a Kubernetes service-account token is mounted into the pod",
 		Symptom:  "the agent calls the cluster's API server with the pod's identity: lists secrets, starts pods, wherever RBAC lets it",
 		Fix:      "set automountServiceAccountToken: false on the pod (and on its ServiceAccount)",
-		Probe:    "environment-is-clean",
 		Residual: "none",
 	},
 	CodeAutoApprove: {

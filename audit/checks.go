@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/agentbox/agentbox/policy"
@@ -38,6 +39,7 @@ var checks = []Check{
 	{"host-namespaces", []string{CodeHostPID, CodeHostIPC, CodeHostUTS}, checkHostNamespaces},
 	{"devices-mounted", []string{CodeDevices}, checkDevices},
 	{"sysctls-set", []string{CodeSysctls}, checkSysctls},
+	{"runtime-vulnerable", []string{CodeRuntimeVulnerable}, checkRuntimeAdvisories},
 	{"service-account-token", []string{CodeServiceAccountToken}, checkServiceAccountToken},
 }
 
@@ -61,16 +63,27 @@ func Audit(cs []Container, opts Options) Report {
 	r := Report{Containers: make([]ContainerReport, 0, len(cs))}
 	for i := range cs {
 		oc := o
-		if w := presumeWorkspace(&cs[i], &o); w != "" {
-			cs[i].PresumedWorkspace, oc.Workspaces = w, []string{w}
+		var notes []string
+		w, note := labeledWorkspace(&cs[i], &o)
+		switch {
+		case w != "":
+			cs[i].LabeledWorkspace, oc.Workspaces = w, []string{w}
+		case note != "":
+			notes = append(notes, note)
+		default:
+			if w := presumeWorkspace(&cs[i], &o); w != "" {
+				cs[i].PresumedWorkspace, oc.Workspaces = w, []string{w}
+			}
 		}
+		fs, ignored := auditOne(&cs[i], &oc)
 		r.Containers = append(r.Containers, ContainerReport{
 			Name:           cs[i].Name,
 			Source:         cs[i].Source,
 			File:           cs[i].File,
 			Profiles:       cs[i].Profiles,
-			Findings:       auditOne(&cs[i], &oc),
+			Findings:       fs,
 			PermissionMode: permissionOf(&cs[i]),
+			Notes:          append(notes, ignored...),
 			Model:          cs[i],
 		})
 	}
@@ -78,8 +91,11 @@ func Audit(cs []Container, opts Options) Report {
 }
 
 // auditOne runs the checks, then the warn-only checks, applies accepted
-// residuals and raises auto-approve when anything else fails.
-func auditOne(c *Container, o *Options) []Finding {
+// residuals, raises auto-approve when anything else fails, and last gives
+// the informational findings the container's accept labels explain their
+// reason. It returns the findings and a note for each accept label that
+// named a failing finding, which labels cannot accept.
+func auditOne(c *Container, o *Options) ([]Finding, []string) {
 	fs := []Finding{}
 	for _, ch := range checks {
 		fs = append(fs, ch.Run(c, o)...)
@@ -90,8 +106,31 @@ func auditOne(c *Container, o *Options) []Finding {
 	kubeFindings(c, fs)
 	accept(fs, o.Accept)
 	raiseAutoApprove(fs, o.Accept)
+	ignored := acceptNotes(fs, c.LabelAccepts)
 	sortFindings(fs)
-	return fs
+	return fs, ignored
+}
+
+// acceptNotes accepts, with the label's reason, the informational findings
+// an accept label covers. A label is written by whoever wrote the
+// container, so a finding that fails stays failing; the returned notes name
+// each label that tried.
+func acceptNotes(fs []Finding, as []policy.Acceptance) []string {
+	var ignored []string
+	seen := map[string]bool{}
+	for i := range fs {
+		a, ok := policy.Accepting(as, fs[i].Code, fs[i].Subject)
+		switch {
+		case !ok || fs[i].Accepted:
+		case fs[i].Severity == Info:
+			fs[i].Accepted = true
+			fs[i].AcceptedReason = a.Reason + " (label " + policy.AcceptLabel(a.Code) + ")"
+		case !seen[a.Code]:
+			seen[a.Code] = true
+			ignored = append(ignored, fmt.Sprintf("label %s is ignored: a container's own label accepts informational findings only; accept %s with --accept or in %s", policy.AcceptLabel(a.Code), a.Code, policy.FileName))
+		}
+	}
+	return ignored
 }
 
 // accept marks the findings an acceptance with a reason covers.

@@ -340,6 +340,20 @@ networks:
 		},
 	},
 	{
+		// The lab's script names cap_add whatever it adds: a default
+		// capability added back after dropping all is still added.
+		name: "cap_drop ALL, cap_add a default capability",
+		files: map[string]string{"compose.yaml": `services:
+  a:
+    image: x
+    user: "1000"
+    cap_drop: [ALL]
+    cap_add: [NET_RAW]
+`},
+		codes: []string{CodeCapsAdded},
+		want:  []string{"a capabilities-added CAP_NET_RAW @compose.yaml:6"},
+	},
+	{
 		name: "user 0:0, cap_add ALL",
 		files: map[string]string{"compose.yaml": `services:
   a:

@@ -52,6 +52,7 @@ func fromService(p *types.Project, s types.ServiceConfig, loc *locator) Containe
 	composeCaps(s, &c)
 	inspectSecurity(resolveSeccompPaths(s.SecurityOpt, p.WorkingDir), &c)
 	c.UserNS = usernsMode(s.UserNSMode)
+	c.fromLabels(s.Labels)
 	composeLimits(s, &c)
 	composeDevices(s, &c)
 	composeNetworks(p, s, &c, 0)

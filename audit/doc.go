@@ -28,6 +28,15 @@
 //     planner refuses binds with, so both name the same code for a path.
 //   - The declared workspace (Options.Workspaces) is the only read-write bind
 //     that is expected; every other read-write bind or volume is a finding.
+//     Without one, the bind a container's workspace label
+//     (policy.WorkspaceLabel, written by agentbox compose) names is the
+//     workspace, reported as such; a label that names no read-write bind is
+//     reported and ignored, and then no bind is presumed the workspace.
+//     Without a label, the single read-write bind (for compose: the project
+//     directory's) is presumed it.
+//   - Labels are claims of whoever wrote the container: an accept label
+//     (policy.AcceptLabelPrefix) gives an informational finding its reason
+//     and never accepts a finding that fails (the report notes the label).
 //   - Findings are accepted only by code with a written reason
 //     (Options.Accept); accepted findings stay in the report, marked so.
 //   - auto-approve-permission-mode alone is informational; with any other

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,6 +29,9 @@ type Engine struct {
 	// Socket is the path of the engine's unix socket.
 	Socket string
 	client *http.Client
+	// self is what the engine says of itself, asked once (selfFacts).
+	self     engineSelf
+	selfOnce sync.Once
 }
 
 // NewEngine returns a client for kind's engine at socket; an empty socket
@@ -71,7 +75,7 @@ func DefaultSocket(kind string, getenv func(string) string) string {
 // networks into the model. A network whose object cannot be read keeps an
 // unknown internal flag.
 func (e *Engine) Container(ctx context.Context, nameOrID string) (Container, error) {
-	b, err := e.get(ctx, "/containers/"+url.PathEscape(nameOrID)+"/json")
+	b, err := e.inspect(ctx, nameOrID)
 	if err != nil {
 		return Container{}, fmt.Errorf("inspect container %s: %w", nameOrID, err)
 	}
@@ -84,9 +88,25 @@ func (e *Engine) Container(ctx context.Context, nameOrID string) (Container, err
 		return Container{}, err
 	}
 	c.UserNS = e.userNS(ctx, c.UserNS)
+	c.RootUser = e.rootUser(ctx, b)
 	c.Resolve()
+	e.ownSocketGrants(ctx, &c)
 	c.AgentConfigs = ScanAgentConfigs(c.Mounts)
 	return c, nil
+}
+
+// inspect reads the container's inspect document. Podman's own endpoint
+// answers what `podman inspect` prints, with the resulting capability sets
+// that its Docker-compatible one leaves out; when it does not answer (no
+// libpod API), the compatible one is read.
+func (e *Engine) inspect(ctx context.Context, nameOrID string) ([]byte, error) {
+	path := "/containers/" + url.PathEscape(nameOrID) + "/json"
+	if e.Kind == "podman" {
+		if b, err := e.get(ctx, podmanAPI+"/libpod"+path); err == nil {
+			return b, nil
+		}
+	}
+	return e.get(ctx, path)
 }
 
 // fillNetworks reads each attached network object for its internal flag;
@@ -132,28 +152,6 @@ func (e *Engine) network(ctx context.Context, name string, ep *struct{ NetworkID
 		return Network{Name: name, Internal: Yes, Why: "read from the engine"}
 	}
 	return Network{Name: name, Internal: No, Why: "read from the engine"}
-}
-
-// userNS refines a container's user-namespace answer with the daemon's
-// security options (userns-remap, rootless).
-func (e *Engine) userNS(ctx context.Context, t Tri) Tri {
-	if t != Unknown {
-		return t
-	}
-	b, err := e.get(ctx, "/info")
-	if err != nil {
-		return Unknown
-	}
-	var info struct{ SecurityOptions []string }
-	if json.Unmarshal(b, &info) != nil {
-		return Unknown
-	}
-	for _, o := range info.SecurityOptions {
-		if strings.Contains(o, "name=userns") || strings.Contains(o, "name=rootless") {
-			return Yes
-		}
-	}
-	return No
 }
 
 // maxAnswer bounds one API answer.

@@ -145,3 +145,32 @@ func TestDefaultSocket(t *testing.T) {
 		t.Errorf("docker tcp: %s", got)
 	}
 }
+
+// TestEngineLabelledContainer: a container agentbox compose wrote, read
+// through the engine: its workspace comes from its label, and the missing
+// user namespace is the accepted residual, unless the daemon remaps users,
+// when the audit sees the namespace and the label accepts nothing.
+func TestEngineLabelledContainer(t *testing.T) {
+	for _, tc := range []struct {
+		daemon string
+		want   []string
+	}{
+		{`"name=seccomp,profile=default"`, []string{"user-namespace-not-used info accepted"}},
+		{`"name=seccomp,profile=default","name=userns"`, nil},
+	} {
+		sock := fakeEngine(t, tc.daemon, fixtureNetworks)
+		e, _ := NewEngine("docker", sock)
+		c, err := e.Container(context.Background(), "labelled")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Audit([]Container{c}, Options{})
+		cr := r.Containers[0]
+		if diff := cmp.Diff(tc.want, codesOf(cr.Findings)); diff != "" {
+			t.Errorf("daemon %s: findings (-want +got):\n%s", tc.daemon, diff)
+		}
+		if cr.Model.LabeledWorkspace != "/work/project" || len(cr.Notes) != 0 {
+			t.Errorf("daemon %s: labelled workspace %q, notes %q", tc.daemon, cr.Model.LabeledWorkspace, cr.Notes)
+		}
+	}
+}

@@ -159,6 +159,7 @@ func fromInspect(d *inspectDoc, source string) Container {
 		c.SELinux = append(c.SELinux, d.ProcessLabel)
 	}
 	c.UserNS = usernsMode(h.UsernsMode)
+	c.fromLabels(d.Config.Labels)
 	inspectNetworks(d, &c)
 	return c
 }
@@ -232,15 +233,24 @@ func inspectCaps(d *inspectDoc, c *Container, source string) {
 		c.CapDrop = append(c.CapDrop, NormalizeCap(x))
 	}
 	c.CapsKnown = true
+	// Only Podman reports the resulting sets, whether its inspect output
+	// is read from the engine or from a file.
+	if source == "podman" || d.EffectiveCaps != nil || d.BoundingCaps != nil {
+		c.EngineCaps = PodmanDefaultCaps
+	}
 	if d.EffectiveCaps != nil || d.BoundingCaps != nil {
 		c.Caps = unionCaps(d.EffectiveCaps, d.BoundingCaps)
 		return
 	}
-	defaults := DefaultCaps
-	if source == "podman" {
-		defaults = PodmanDefaultCaps
+	c.Caps = EffectiveCaps(c.engineCaps(), c.CapAdd, c.CapDrop, c.Privileged)
+}
+
+// engineCaps is the default capability set of the container's engine.
+func (c *Container) engineCaps() []string {
+	if c.EngineCaps == nil {
+		return DefaultCaps
 	}
-	c.Caps = EffectiveCaps(defaults, c.CapAdd, c.CapDrop, c.Privileged)
+	return c.EngineCaps
 }
 
 // PodmanDefaultCaps is the capability set podman (4 and later) gives a

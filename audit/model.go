@@ -50,6 +50,17 @@ type Container struct {
 	// be the workspace when none was declared (presumeWorkspace); Audit
 	// sets it.
 	PresumedWorkspace string `json:"presumed_workspace,omitempty"`
+	// WorkspaceLabel is the host path the container's workspace label
+	// (policy.WorkspaceLabel) names, as written; LabeledWorkspace is the
+	// read-write bind it names, which Audit sets when one matches. A label
+	// that names no read-write bind of the container is ignored, and then
+	// no bind is presumed the workspace either.
+	WorkspaceLabel   string `json:"workspace_label,omitempty"`
+	LabeledWorkspace string `json:"labeled_workspace,omitempty"`
+	// LabelAccepts are the acceptances the container's accept labels
+	// carry (policy.LabelAcceptances). They give informational findings
+	// their reason and never accept a finding that fails.
+	LabelAccepts []policy.Acceptance `json:"label_accepts,omitempty"`
 
 	Mounts []Mount  `json:"mounts,omitempty"`
 	Env    []EnvVar `json:"env,omitempty"`
@@ -63,6 +74,11 @@ type Container struct {
 	// UserNS says whether the container has a user namespace in which root
 	// is not host root.
 	UserNS Tri `json:"userns"`
+	// RootUser is the host account that root inside the container is, when
+	// that is an ordinary user ("agentbox-test (uid 1001)"): rootless
+	// Podman maps container root to the user who runs it, unless --userns
+	// says otherwise. Empty when unknown, or when root is no user's.
+	RootUser string `json:"root_user,omitempty"`
 	// Privileged is docker/podman --privileged (inferred for OCI specs).
 	Privileged bool `json:"privileged,omitempty"`
 	// CapAdd and CapDrop are the capabilities added and dropped, upper case
@@ -72,6 +88,10 @@ type Container struct {
 	// Caps is the resulting bounding set; CapsKnown says whether it is.
 	Caps      []string `json:"caps,omitempty"`
 	CapsKnown bool     `json:"caps_known"`
+	// EngineCaps is the default set of the engine that runs the container,
+	// which the capability check holds Caps to; nil means Docker's
+	// (DefaultCaps).
+	EngineCaps []string `json:"-"`
 	// CapsInherited are the capabilities of the inheritable and ambient
 	// sets, which an exec under a uid other than 0 keeps (OCI specs only).
 	CapsInherited []string `json:"caps_inherited,omitempty"`
@@ -152,6 +172,9 @@ type Mount struct {
 	// SameFile names the engine socket that Source is the same file as
 	// (a hard link or a bind of it under another name).
 	SameFile string `json:"same_file,omitempty"`
+	// Grant says whose privileges the source grants when it is a unix
+	// socket on the auditing host (Resolve, then the engine); nil otherwise.
+	Grant *SocketGrant `json:"socket_grant,omitempty"`
 	Location
 }
 

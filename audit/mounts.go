@@ -35,7 +35,7 @@ func classifyMount(m Mount, o *Options) (Finding, bool) {
 		return fd, true
 	}
 	if dst := cleanPath(m.Destination); policy.IsEngineSocket(dst) && m.Type != "tmpfs" {
-		return f(CodeContainerSocket, fmt.Sprintf("%s is where clients look for an engine socket, and something is mounted there", m.Destination))
+		return f(CodeContainerSocket, socketDestinationDetail(m))
 	}
 	if !isHostMount(m) {
 		if writable(m) && m.Type == "volume" {
@@ -45,7 +45,11 @@ func classifyMount(m Mount, o *Options) (Finding, bool) {
 	}
 	p := m.hostPath()
 	if c := policy.ClassifyBind(p, o.bindFacts(m)); c.Code != "" {
-		fd, _ := f(c.Code, c.Describe(p))
+		detail := c.Describe(p)
+		if c.Code == CodeContainerSocket {
+			detail = socketDetail(p, c, m.Grant)
+		}
+		fd, _ := f(c.Code, detail)
 		if c.Code == CodeSystemDirectory && m.ReadOnly {
 			fd.Severity = Medium
 		}

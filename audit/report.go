@@ -76,6 +76,10 @@ type Options struct {
 	// Init, when set, is the caller's own init (agentbox-init): see
 	// InitProcess. Nil treats every process like any other.
 	Init *InitProcess
+	// RuntimeAdvisories are the runtime's vulnerabilities that the launch
+	// exposes, each a runtime-vulnerable finding; nil when the caller
+	// judged none (a configuration alone cannot say).
+	RuntimeAdvisories []RuntimeAdvisory
 }
 
 // InitProcess is an init the caller itself runs as the container's process.
@@ -105,6 +109,9 @@ type ContainerReport struct {
 	// PermissionMode is the agent's permission mode, to record beside the
 	// audit ("none found" when no agent's setting was found).
 	PermissionMode PermissionMode `json:"permission_mode"`
+	// Notes say what the audit ignored and why: a workspace label that
+	// names no read-write bind, an accept label for a finding that fails.
+	Notes []string `json:"notes,omitempty"`
 	// Model is the normalised configuration that was audited (environment
 	// values excluded).
 	Model Container `json:"model"`

@@ -9,10 +9,11 @@ import (
 )
 
 // Resolve fills each host bind's HostPath (the source cleaned, /var/run read
-// as /run, and symlinks evaluated where the path exists on this host) and
+// as /run, and symlinks evaluated where the path exists on this host),
 // SameFile (the engine socket the source is the same file as, found by
-// device and inode). Sources call it for hosts whose paths are this host's;
-// checks never touch the filesystem themselves.
+// device and inode) and, for a unix socket, Grant from the socket's owner.
+// Sources call it for hosts whose paths are this host's; checks never touch
+// the filesystem themselves.
 func (c *Container) Resolve() {
 	sockets := socketInodes()
 	for i := range c.Mounts {
@@ -27,6 +28,7 @@ func (c *Container) Resolve() {
 		if id, ok := inode(m.HostPath); ok && sockets[id] != m.HostPath {
 			m.SameFile = sockets[id]
 		}
+		m.Grant = socketOwner(m.HostPath)
 	}
 }
 

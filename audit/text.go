@@ -72,6 +72,9 @@ func (t *textWriter) container(c ContainerReport) int {
 	t.network(m)
 	t.privileges(m)
 	t.printf("permission_mode: %s\n", c.PermissionMode)
+	for _, n := range c.Notes {
+		t.printf("note: %s\n", n)
+	}
 	if m.PodSecurity != nil {
 		t.printf("pod_security: %s\n", m.PodSecurity)
 	}
@@ -91,7 +94,11 @@ func (t *textWriter) mounts(m Container) {
 			mode = "ro"
 		}
 		note := ""
-		if m.PresumedWorkspace != "" && isHostMount(x) && x.hostPath() == m.PresumedWorkspace {
+		switch {
+		case !isHostMount(x):
+		case m.LabeledWorkspace != "" && x.hostPath() == m.LabeledWorkspace:
+			note = "  [" + LabeledWorkspaceNote + "]"
+		case m.PresumedWorkspace != "" && x.hostPath() == m.PresumedWorkspace:
 			note = "  [" + PresumedWorkspaceNote + "]"
 		}
 		t.printf("  %-6s %s -> %s (%s)%s%s\n", orDefault(x.Type, "bind"), orDefault(x.Source, "-"), x.Destination, mode, atLocation(x.Location), note)

@@ -1,6 +1,9 @@
 package audit
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -12,9 +15,45 @@ const PresumedWorkspaceNote = "workspace, presumed; declare it with --workspace"
 // it starts: the project directory.
 const composeWorkingDirLabel = "com.docker.compose.project.working_dir"
 
+// LabeledWorkspaceNote is what the Mounts section says beside the
+// workspace a container's label names.
+const LabeledWorkspaceNote = "workspace, from label " + policy.WorkspaceLabel
+
+// fromLabels reads the labels agentbox's renderers write (policy.
+// WorkspaceLabel, policy.AcceptLabelPrefix) into the model.
+func (c *Container) fromLabels(labels map[string]string) {
+	c.WorkspaceLabel = strings.TrimSpace(labels[policy.WorkspaceLabel])
+	c.LabelAccepts = policy.LabelAcceptances(labels)
+}
+
+// labeledWorkspace returns the host path of the read-write bind c's
+// workspace label names, or "" and a note saying why the label is ignored.
+// A label is read only when o declares no workspace; it matches a bind by
+// its host path, resolved like the declared ones. It only says which bind is
+// the workspace: the bind is then judged as a declared workspace would be
+// (a home or system directory stays a finding).
+func labeledWorkspace(c *Container, o *Options) (string, string) {
+	if len(o.Workspaces) > 0 || c.WorkspaceLabel == "" {
+		return "", ""
+	}
+	want := resolveAll([]string{c.WorkspaceLabel})
+	for _, m := range c.Mounts {
+		if !isHostMount(m) || !writable(m) {
+			continue
+		}
+		for _, w := range want {
+			if m.hostPath() == w {
+				return w, ""
+			}
+		}
+	}
+	return "", fmt.Sprintf("label %s=%s names no read-write bind of this container: ignored, and no bind is presumed the workspace", policy.WorkspaceLabel, c.WorkspaceLabel)
+}
+
 // presumeWorkspace returns the host path of c's presumed workspace, or ""
 // when o declares workspaces or none can be presumed. Without a declared
-// workspace, the read-write bind a sandbox is for is presumed to be it:
+// workspace or workspace label, the read-write bind a sandbox is for is
+// presumed to be it:
 //
 //   - for compose (or a container compose started), the bind of the project
 //     directory, else the bind on the service's working_dir;
@@ -24,7 +63,7 @@ const composeWorkingDirLabel = "com.docker.compose.project.working_dir"
 // home directory, a system directory or an engine socket); every further
 // read-write bind stays a finding.
 func presumeWorkspace(c *Container, o *Options) string {
-	if len(o.Workspaces) > 0 {
+	if len(o.Workspaces) > 0 || c.WorkspaceLabel != "" {
 		return ""
 	}
 	cands := workspaceCandidates(c, o)

@@ -11,11 +11,15 @@
 //     profile where the plan chose AppArmor), under the plan's memory, pids
 //     and CPU limits. /tmp and HOME are fresh tmpfs mounts; the workspace
 //     is its only bind. Its environment is explicit: what the agent's
-//     adapter (package agents) sets to reach the gateway by its service
-//     name, every key variable carrying the per-sandbox gateway key and
-//     never a real one, the same key as AGENT_GATEWAY_KEY, HOME, and the
-//     names the plan's allowlist passes through. It is attached to the
-//     sandbox network only.
+//     adapter (package agents, shared with agentbox run) sets to reach the
+//     gateway by its service name, HOME, and the names the plan's allowlist
+//     passes through. The per-sandbox gateway key, never a real one, is
+//     carried only under the names the lab's audit allows (AgentKeyVars):
+//     AGENT_GATEWAY_KEY, OPENAI_API_KEY (codex's model provider reads it
+//     there) and ANTHROPIC_AUTH_TOKEN (a bearer token for Claude Code and
+//     the Anthropic SDKs). It is attached to the sandbox network only, and
+//     labelled with its workspace's host path (policy.WorkspaceLabel), so
+//     that `agentbox audit CONTAINER` knows which bind is the workspace.
 //   - gateway: agentbox's gateway in an image built locally FROM scratch
 //     with the static agentbox binary and the host's CA bundle. It is the
 //     only other member of the sandbox network and the only service on the
@@ -26,6 +30,10 @@
 //
 // Security-relevant defaults, and how to change them:
 //
+//   - Both services accept user-namespace-not-used by label
+//     (policy.AcceptLabel) with UserNSReason: compose cannot ask every
+//     engine for a user namespace. Where the engine gives one (dockerd with
+//     userns-remap) the finding does not arise and the label accepts nothing.
 //   - The gateway key is a fresh netpolicy token, worth nothing outside the
 //     gateway; rendering again into a directory that already holds a project
 //     keeps its key (ExistingToken). Delete compose.yaml there to rotate it.

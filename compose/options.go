@@ -33,6 +33,11 @@ const (
 	GatewayPids   = 256
 )
 
+// UserNSReason is why a compose project runs without a user namespace where
+// the engine gives none, the residual both services accept by label
+// (policy.AcceptLabel): compose has no portable way to ask for one.
+const UserNSReason = "compose cannot ask every engine for a user namespace: the Docker daemon remaps users only when it runs with userns-remap (agentbox doctor says how to turn it on), Podman with userns_mode keep-id or auto; the agent runs as an unprivileged uid with no capabilities either way"
+
 // Files of the rendered project, relative to the output directory.
 const (
 	ComposeFile  = "compose.yaml"

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbox/agentbox/netpolicy"
@@ -20,40 +19,14 @@ import (
 // agent's command from Options; the plan's Command is not used.
 var PlanArgv = []string{"/bin/sh"}
 
-// PlanHost adapts captured host facts to a sandbox that a container engine
-// runs, not agentbox:
-//
-//   - no agentbox-init: the engine starts the command (with its own init);
-//   - limits can be applied: the engine's daemon applies them;
-//   - no user namespace: the agent's ids are host ids (Docker without
-//     userns-remap), so MapIDs maps each id to itself;
-//   - the OCI runtime is the engine's (EngineRuntime): agentbox runs none,
-//     so one that is not installed on this host is not an error;
-//   - no gateway socket: the gateway is a service of the project;
-//   - where AppArmor is enabled, agentbox's profile is used: the project
-//     carries it, and whoever starts the project loads it first.
-func PlanHost(h policy.Host) policy.Host {
-	h.InitPath, h.GatewaySocket = "", ""
-	h.AppArmorReady = h.AppArmor
-	h.CanLimit, h.LimitReason = true, ""
-	h.RootlessSingle = false
-	h.Terminal = false
-	h.MapIDs = identityMap
-	h.EngineRuntime = true
-	return h
-}
-
-func identityMap(req policy.IDRequest) (uids, gids []specs.LinuxIDMapping, err error) {
-	uid, gid := req.UID, req.GID
-	if req.KeepUID != nil {
-		uid = *req.KeepUID
-	}
-	if req.KeepGID != nil {
-		gid = *req.KeepGID
-	}
-	return []specs.LinuxIDMapping{{ContainerID: req.UID, HostID: uid, Size: 1}},
-		[]specs.LinuxIDMapping{{ContainerID: req.GID, HostID: gid, Size: 1}}, nil
-}
+// PlanRun is what a compose project's plan is for: a sandbox that a
+// container engine runs from the project (policy.TargetEngine), not a run
+// of agentbox's own. Resolve branches on that target itself: no
+// agentbox-init, limits the engine's daemon applies, host ids, the
+// engine's runtime, no gateway socket (the gateway is a service of the
+// project), agentbox's AppArmor profile where AppArmor is enabled (the
+// project carries it, and whoever starts the project loads it first).
+func PlanRun() policy.Run { return policy.Run{Target: policy.TargetEngine} }
 
 // ResolveOutDir makes dir absolute and resolves the symlinks of the part of
 // it that exists, so that it compares with the plan's resolved workspace.

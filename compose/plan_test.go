@@ -11,17 +11,17 @@ import (
 	"github.com/agentbox/agentbox/policy"
 )
 
-// TestPlanHostResolves: a plan for a compose project resolves on any host,
-// runc or not, with limits and identity ids mapped to themselves, and
+// TestPlanRunResolves: a plan for a compose project resolves, from the
+// host's own facts, on any host, runc or not, with limits and host ids, and
 // renders with the plan's decisions.
-func TestPlanHostResolves(t *testing.T) {
+func TestPlanRunResolves(t *testing.T) {
 	ws := t.TempDir()
-	h := PlanHost(policy.Host{
+	h := policy.Host{
 		EUID: 0, Cwd: ws, FS: host.OSFS{}, Environ: []string{"TERM=dumb", "GITHUB_TOKEN=x", "LC_ALL=C"},
 		CanLimit: false, LimitReason: "no delegation", InitPath: "/usr/lib/agentbox/agentbox-init",
-	})
+	}
 	p := policy.Policy{Runtime: "no-such-runtime-on-this-host", Limits: policy.Limits{Memory: "1GiB", Pids: 64, CPUWeight: 200}}
-	plan, err := policy.Resolve(p, PlanArgv, h, policy.Run{})
+	plan, err := policy.Resolve(p, PlanArgv, h, PlanRun())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestPlanHostResolves(t *testing.T) {
 	}
 	aa := h
 	aa.AppArmor = true
-	if p, err := policy.Resolve(policy.Policy{}, PlanArgv, PlanHost(aa), policy.Run{}); err != nil || p.LSM.Kind != policy.LSMAppArmor {
+	if p, err := policy.Resolve(policy.Policy{}, PlanArgv, aa, PlanRun()); err != nil || p.LSM.Kind != policy.LSMAppArmor {
 		t.Errorf("with AppArmor enabled the plan chose %+v (%v), want agentbox's profile", p.LSM, err)
 	}
 	out, err := Render(plan, testOptions(ws, "codex"))

@@ -93,11 +93,15 @@ type renderer struct {
 	launch agents.Launch
 }
 
-// agent adapts the command to the gateway (agents.Prepare).
+// agent adapts the command to the gateway (agents.Prepare), with the key
+// variables compose carries (composeKeys).
 func (r *renderer) agent() error {
 	l, err := agents.Prepare(r.o.Command, nil, agents.Gateway{URL: gatewayURL(), Token: r.o.Token})
 	if err != nil {
 		return &InputError{Field: "command", Msg: err.Error()}
+	}
+	if err := composeKeys(&l, r.o.Token); err != nil {
+		return err
 	}
 	r.launch = l
 	r.out.Agent, r.out.Permission = l.Agent, l.Permission

@@ -90,17 +90,19 @@ func TestRenderAgentService(t *testing.T) {
 	}
 }
 
-// TestRenderEnvironment: the agent's environment holds the gateway key under
-// the adapter's names and AGENT_GATEWAY_KEY, never a real key; allowlisted
-// names pass through without a value; the gateway gets only the token.
+// TestRenderEnvironment: the agent's environment holds the gateway key only
+// under the names the lab's audit allows (AGENT_GATEWAY_KEY, OPENAI_API_KEY,
+// ANTHROPIC_AUTH_TOKEN), never a real key; codex reads it from
+// OPENAI_API_KEY; allowlisted names pass through without a value; the
+// gateway gets only the token.
 func TestRenderEnvironment(t *testing.T) {
 	for _, tc := range []struct {
 		command  []string
 		keyNames []string
 	}{
-		{[]string{"codex"}, []string{"AGENTBOX_GATEWAY_TOKEN", KeyEnv}},
-		{[]string{"claude"}, []string{"AGENTBOX_GATEWAY_TOKEN", KeyEnv, "ANTHROPIC_AUTH_TOKEN"}},
-		{[]string{"sh"}, []string{"AGENTBOX_GATEWAY_TOKEN", KeyEnv, "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}},
+		{[]string{"codex"}, []string{KeyEnv, "OPENAI_API_KEY"}},
+		{[]string{"claude"}, []string{KeyEnv, "ANTHROPIC_AUTH_TOKEN"}},
+		{[]string{"sh"}, []string{KeyEnv, "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"}},
 	} {
 		plan := testPlan("/work/project")
 		plan.Env = append(plan.Env, "OPENAI_API_KEY=sk-real-key-from-the-launcher")
@@ -125,6 +127,13 @@ func TestRenderEnvironment(t *testing.T) {
 		slices.Sort(withToken)
 		if d := cmp.Diff(tc.keyNames, withToken); d != "" {
 			t.Errorf("%v: variables carrying the gateway key (-want +got):\n%s", tc.command, d)
+		}
+		argv := strings.Join(out.Project.Services[AgentService].Command, " ")
+		if tc.command[0] == "codex" && !strings.Contains(argv, `model_providers.agentbox.env_key="OPENAI_API_KEY"`) {
+			t.Errorf("codex does not read its key from OPENAI_API_KEY: %s", argv)
+		}
+		if strings.Contains(argv, "AGENTBOX_GATEWAY_TOKEN") {
+			t.Errorf("%v: the command still names AGENTBOX_GATEWAY_TOKEN: %s", tc.command, argv)
 		}
 		if v := env["NO_PROXY"]; v == nil || !strings.HasPrefix(*v, GatewayService+",") {
 			t.Errorf("%v: NO_PROXY does not skip the gateway: %v", tc.command, v)

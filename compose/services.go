@@ -41,10 +41,25 @@ func (r *renderer) agentService(seccompPath string) types.ServiceConfig {
 	r.mounts(c)
 	c.Environment = r.agentEnv()
 	c.Networks = map[string]*types.ServiceNetworkConfig{SandboxNetwork: nil}
-	c.Labels = types.Labels{roleLabel: "agent"}
+	c.Labels = r.agentLabels()
 	s.DependsOn = types.DependsOnConfig{GatewayService: {Condition: types.ServiceConditionStarted, Required: true}}
 	s.StdinOpen, s.Tty = true, true
 	return s
+}
+
+// agentLabels are the agent's role, the host path of its workspace bind
+// (policy.WorkspaceLabel), so that `agentbox audit CONTAINER` knows which
+// bind the workspace is, and the residual every compose project accepts
+// (UserNSReason).
+func (r *renderer) agentLabels() types.Labels {
+	ls := types.Labels{roleLabel: "agent", policy.AcceptLabel(policy.CodeNoUserNS): UserNSReason}
+	for _, m := range r.plan.Mounts {
+		if m.Kind == policy.KindWorkspace {
+			ls[policy.WorkspaceLabel] = m.Source
+			break
+		}
+	}
+	return ls
 }
 
 // hardenContainer sets what both services share: a read-only root, no
@@ -137,7 +152,7 @@ func (r *renderer) gatewayService(seccompPath string) types.ServiceConfig {
 		c.Secrets = append(c.Secrets, types.ServiceSecretConfig{Source: secretName(route)})
 	}
 	c.Networks = map[string]*types.ServiceNetworkConfig{SandboxNetwork: nil, EgressNetwork: nil}
-	c.Labels = types.Labels{roleLabel: "gateway"}
+	c.Labels = types.Labels{roleLabel: "gateway", policy.AcceptLabel(policy.CodeNoUserNS): UserNSReason}
 	s.Build = &types.BuildConfig{Context: "./" + BuildDir}
 	return s
 }

@@ -32,6 +32,7 @@ func Checks() []Check {
 		{"container", checkContainer},
 		{"vm", checkVM},
 		{"docker", checkDocker},
+		{"docker-userns-running", checkDockerUserNS},
 		{"podman", checkPodman},
 		{"agents", checkAgents},
 		{"selftest", checkSelfTest},

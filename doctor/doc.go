@@ -19,13 +19,19 @@
 //   - The end-to-end proof is a throwaway sandbox running the full self-test
 //     (Options.SelfTest). Until the caller supplies it, the selftest check is
 //     UNKNOWN and blocks: host facts alone never prove the boundary.
-//   - OCI runtimes are judged against a table of CVEs kept as data with its
-//     sources (runtime_cves.json). A runtime installed from a package is judged
-//     by the package manager's version against the distribution's fixed
-//     version when the table knows it, because distributions backport fixes;
-//     when it does not, the result is UNKNOWN with the command that settles it,
-//     never FAIL. A binary that no package owns is judged by its upstream
-//     version. Low-severity CVEs are WARN, never blocking.
+//   - OCI runtimes are judged by engine/advisory, the table of CVEs kept as
+//     data with its sources, with the same judgement `agentbox run` applies
+//     before it launches. A runtime installed from a package is judged by the
+//     package manager's version against the distribution's fixed version when
+//     the table knows it, because distributions backport fixes; when it does
+//     not, the result is UNKNOWN with the command that settles it, never FAIL.
+//     A binary that no package owns is judged by its upstream version. Each
+//     CVE is judged for the way run launches: the checks, and the verdict,
+//     are about the default root (read-only host binds, no image) on the
+//     default runtime; a CVE whose attack needs what that mode lacks (an
+//     attacker-controlled --rootfs, say) is a WARN residual with the reason.
+//     Report.Modes says what run does with each runtime, with the default
+//     root and with --rootfs. Low-severity CVEs are WARN, never blocking.
 //   - Host hygiene that does not change the sandbox (the Docker engine, agent
 //     CLIs' auto-approve settings, running inside a VM) is reported with
 //     Layer "" and never blocks.

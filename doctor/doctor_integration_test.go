@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/apparmor"
+	"github.com/agentbox/agentbox/engine/advisory"
 	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/ledger"
 )
@@ -132,16 +133,20 @@ func checkLiveRuntimes(t *testing.T, got map[string]Result) {
 // only where the table has that distribution's data for it.
 func checkNeverCalledVulnerableBlindly(t *testing.T, got map[string]Result, name string, osr OSRelease) {
 	t.Helper()
-	tab, err := RuntimeCVEs()
+	tab, err := advisory.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range tab.Entries {
-		r := got[name+"-"+e.ID]
-		if e.Runtime != name || r.Status != Fail {
+	for _, e := range tab.ForRuntime(name) {
+		r := got[e.Key()]
+		if r.Status != Fail {
 			continue
 		}
-		if _, ok := e.distro(osr, name); !ok {
+		known := false
+		for _, d := range e.Distros {
+			known = known || d.OS == osr.ID && d.VersionID == osr.VersionID && d.Package == name
+		}
+		if !known {
 			t.Errorf("%s FAILs a packaged runtime without %s %s data: %q", r.ID, osr.ID, osr.VersionID, r.Detail)
 		}
 	}

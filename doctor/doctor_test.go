@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentbox/agentbox/engine/advisory"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -36,7 +38,7 @@ var hostCases = []struct {
 			"mac":                      {Pass, ""},
 			"cgroup":                   {Pass, ""},
 			"runc-CVE-2024-21626":      {Pass, ""},
-			"runc-CVE-2025-31133":      {Unknown, "see https://ubuntu.com/security/CVE-2025-31133"},
+			"runc-CVE-2025-31133":      {Warn, "see https://ubuntu.com/security/CVE-2025-31133"},
 			"runc-CVE-2026-41579":      {Warn, "zgrep CVE-2026-41579 /usr/share/doc/runc/changelog.Debian.gz"},
 			"agent-claude":             {Warn, "remove the setting from /home/ana/.claude/settings.json"},
 			"agent-codex":              {Pass, ""},
@@ -61,13 +63,14 @@ var hostCases = []struct {
 		},
 	},
 	{
-		name: "debian-12-packaged-runc", verdict: VerdictCannot, exit: ExitHost,
+		name: "debian-12-packaged-runc", verdict: VerdictResiduals, exit: ExitOK,
 		checks: map[string]expect{
 			"runc-CVE-2019-5736":       {Pass, ""},
 			"runc-CVE-2024-21626":      {Pass, ""},
-			"runc-CVE-2025-31133":      {Fail, "replace runc with release 1.2.8, 1.3.3, 1.4.0-rc.3 or later"},
-			"runc-CVE-2025-52565":      {Fail, "replace runc"},
-			"runc-CVE-2025-52881":      {Fail, "replace runc"},
+			"runc-CVE-2024-45310":      {Warn, "replace runc with release 1.1.14, 1.2.0-rc.3 or later"},
+			"runc-CVE-2025-31133":      {Warn, "replace runc with release 1.2.8, 1.3.3, 1.4.0-rc.3 or later"},
+			"runc-CVE-2025-52565":      {Warn, "replace runc"},
+			"runc-CVE-2025-52881":      {Warn, "replace runc"},
 			"runc-CVE-2026-41579":      {Warn, "replace runc"},
 			"mac":                      {Pass, ""},
 			"subids":                   {Pass, ""},
@@ -84,7 +87,7 @@ var hostCases = []struct {
 			"runtime-runc":        {Pass, ""},
 			"runc-CVE-2019-5736":  {Pass, ""},
 			"runc-CVE-2024-21626": {Fail, "replace runc with release 1.1.12 or later"},
-			"runc-CVE-2025-31133": {Fail, "replace runc"},
+			"runc-CVE-2025-31133": {Warn, "replace runc"},
 			"runc-CVE-2026-41579": {Warn, "replace runc"},
 		},
 	},
@@ -172,5 +175,45 @@ func checkGolden(t *testing.T, name string, rep Report) {
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
 			t.Errorf("%s differs (-want +got; go test ./doctor -update rewrites it):\n%s", path, diff)
 		}
+	}
+}
+
+// Bookworm's runc lacks the 2025 procfs fixes: the default root does not
+// expose them (residuals), --rootfs does (run refuses).
+func TestRuntimeModes(t *testing.T) {
+	rep := runFixture(t, "debian-12-packaged-runc")
+	got := map[string]RuntimeMode{}
+	for _, m := range rep.Modes {
+		got[m.Runtime+" "+m.Mode] = m
+	}
+	def, rootfs := got["runc default"], got["runc --rootfs"]
+	if !def.Holds || !def.Verdict || len(def.Refusals) != 0 || !contains(def.Residuals, "runc-CVE-2025-31133") {
+		t.Errorf("runc default: %+v; want it to launch with runc-CVE-2025-31133 as a residual", def)
+	}
+	want := []string{"runc-CVE-2025-31133", "runc-CVE-2025-52565", "runc-CVE-2025-52881"}
+	if rootfs.Holds || !cmp.Equal(rootfs.Refusals, want) || len(rootfs.Fixes) != len(want) || !strings.Contains(rootfs.Summary(), "--accept runtime-vulnerable=REASON") {
+		t.Errorf("runc --rootfs: %+v; want refusals %v", rootfs, want)
+	}
+	if !contains(rootfs.Residuals, "runc-CVE-2024-45310") {
+		t.Errorf("runc --rootfs: low-severity runc-CVE-2024-45310 is no residual: %+v", rootfs)
+	}
+}
+
+// A runtime other than the verdict runtime never decides the runtime
+// layer: its blocking result is a WARN saying what run does with it.
+func TestOtherRuntimeDoesNotDecide(t *testing.T) {
+	tab := advisory.Table{Checked: "2026-12-01", Entries: []advisory.Entry{{
+		Runtime: "crun", ID: "CVE-2099-0001", Severity: "high", Fixed: []string{"9.0"}, Attack: "anything", Sources: []string{"https://example.invalid"},
+	}}}
+	fs := advisory.Judge(tab, advisory.Runtime{Name: "crun", Version: "1.20"}, advisory.Distro{}, advisory.Mode{UserNS: true})
+	if len(fs) != 1 || !fs[0].Blocks() {
+		t.Fatalf("findings %+v; want one that blocks", fs)
+	}
+	if r := cveResult(fs[0], fs[0], true); r.Status != Fail || r.Layer != LayerRuntime {
+		t.Errorf("verdict runtime: %s layer %q, want FAIL in the runtime layer", r.Status, r.Layer)
+	}
+	r := cveResult(fs[0], fs[0], false)
+	if r.Blocks() || r.Layer != "" || r.Status != Warn || !strings.Contains(r.Detail, "with runtime: crun, agentbox run refuses") {
+		t.Errorf("other runtime: %s layer %q %q; want a WARN outside the layers", r.Status, r.Layer, r.Detail)
 	}
 }

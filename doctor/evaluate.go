@@ -24,6 +24,7 @@ func Evaluate(f *Facts) Report {
 		Checks:    rs,
 		Layers:    layers(rs),
 		Residuals: residuals(rs),
+		Modes:     runtimeModes(f),
 		Probes:    f.SelfTest.Result.Probes,
 	}
 	rep.Verdict = verdict(rs, rep.Residuals)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentbox/agentbox/apparmor"
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/engine/advisory"
 	"github.com/agentbox/agentbox/userns"
 )
 
@@ -144,11 +145,7 @@ type RuntimeFacts struct {
 }
 
 // Package is an installed distribution package.
-type Package struct {
-	Manager string `json:"manager"` // "dpkg" or "rpm"
-	Name    string `json:"name"`
-	Version string `json:"version"` // as the manager prints it, epoch included
-}
+type Package = advisory.Package
 
 // ContainerFacts is the evidence that doctor runs inside a container.
 type ContainerFacts struct {
@@ -181,6 +178,11 @@ type DockerFacts struct {
 	ConfigFound bool         `json:"config_found"`
 	ConfigErr   string       `json:"config_err,omitempty"`
 	Config      DaemonConfig `json:"config"`
+	// RunningUserNS is what the running dockerd says: "yes" when it remaps
+	// users (or runs rootless), "no" when it does not, "" when it could not
+	// be asked (RunningUserNSErr says why) or no socket exists.
+	RunningUserNS    string `json:"running_userns,omitempty"`
+	RunningUserNSErr string `json:"running_userns_err,omitempty"`
 }
 
 // DaemonConfig is the part of daemon.json doctor judges.
@@ -210,7 +212,7 @@ func Gather(ctx context.Context, h Host) *Facts {
 	for _, step := range []func(context.Context, Host, *Facts){
 		gatherUser, gatherOS, gatherKernel, gatherUserNS, gatherIDs,
 		gatherSeccomp, gatherLSM, gatherCgroup, gatherRuntimes,
-		gatherContainer, gatherVM, gatherDocker, gatherPodman, gatherAgents,
+		gatherContainer, gatherVM, gatherDocker, gatherDockerUserNS, gatherPodman, gatherAgents,
 	} {
 		step(ctx, h, f)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/agentbox/agentbox/engine/advisory"
 	"github.com/agentbox/agentbox/userns"
 )
 
@@ -17,12 +18,21 @@ func gatherUser(_ context.Context, h Host, f *Facts) {
 	f.User.Name, f.User.GID, f.User.Home = a.Name, a.GID, a.Home
 }
 
-func gatherOS(_ context.Context, h Host, f *Facts) {
+func gatherOS(_ context.Context, h Host, f *Facts) { f.OS = ReadOS(h) }
+
+// ReadOS reads the distribution release of h from os-release(5): where a
+// packaged runtime's backports come from.
+func ReadOS(h Host) OSRelease {
 	b, ok, _ := h.read("/etc/os-release")
 	if !ok {
 		b, _, _ = h.read("/usr/lib/os-release")
 	}
-	f.OS = parseOSRelease(b)
+	return parseOSRelease(b)
+}
+
+// Distro is r as the advisory table's judgement takes it.
+func (r OSRelease) Distro() advisory.Distro {
+	return advisory.Distro{ID: r.ID, VersionID: r.VersionID}
 }
 
 // parseOSRelease reads the KEY=value lines of os-release(5).

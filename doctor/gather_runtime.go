@@ -3,7 +3,10 @@ package doctor
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/agentbox/agentbox/engine/advisory"
 )
 
 // runtimeNames are the OCI runtimes agentbox can drive, default first.
@@ -18,18 +21,33 @@ func gatherRuntimes(ctx context.Context, h Host, f *Facts) {
 		if err != nil {
 			continue
 		}
-		rt := RuntimeFacts{Name: name, Path: p}
-		out, err := h.Sys.Output(ctx, p, "--version")
-		rt.Version = parseRuntimeVersion(string(out))
-		if rt.Version == "" {
-			rt.VersionErr = "no version in `" + name + " --version` output"
-			if err != nil {
-				rt.VersionErr = err.Error()
-			}
-		}
-		rt.Package = owningPackage(ctx, h, p)
-		f.Runtimes = append(f.Runtimes, rt)
+		f.Runtimes = append(f.Runtimes, InspectRuntime(ctx, h, name, p))
 	}
+}
+
+// InspectRuntime reads what the advisory table judges a runtime by: the
+// version the binary at path reports (it runs `PATH --version`) and the
+// package that installed it. `agentbox run` asks it about the runtime its
+// plan chose, doctor about every runtime on PATH.
+func InspectRuntime(ctx context.Context, h Host, name, path string) RuntimeFacts {
+	rt := RuntimeFacts{Name: name, Path: path}
+	pkg := make(chan *Package, 1) // asked meanwhile: each is a few commands
+	go func() { pkg <- owningPackage(ctx, h, name, path) }()
+	out, err := h.Sys.Output(ctx, path, "--version")
+	rt.Version = parseRuntimeVersion(string(out))
+	if rt.Version == "" {
+		rt.VersionErr = "no version in `" + name + " --version` output"
+		if err != nil {
+			rt.VersionErr = err.Error()
+		}
+	}
+	rt.Package = <-pkg
+	return rt
+}
+
+// Advisory is rt as the advisory table's judgement takes it.
+func (rt RuntimeFacts) Advisory() advisory.Runtime {
+	return advisory.Runtime{Name: rt.Name, Path: rt.Path, Version: rt.Version, Package: rt.Package}
 }
 
 // runtimeVersionRE finds "runc version 1.1.5+ds1", "crun version 1.8.1" or
@@ -44,9 +62,13 @@ func parseRuntimeVersion(out string) string {
 	return m[1]
 }
 
-// owningPackage asks dpkg, then rpm, which package installed path.
-func owningPackage(ctx context.Context, h Host, p string) *Package {
+// owningPackage asks dpkg, then rpm, which package installed path; name
+// is the runtime's, the package that usually does.
+func owningPackage(ctx context.Context, h Host, name, p string) *Package {
 	if _, err := h.Sys.LookPath("dpkg-query"); err == nil {
+		if pkg := dpkgNamesake(ctx, h, name, p); pkg != nil {
+			return pkg
+		}
 		if pkg := dpkgOwner(ctx, h, p); pkg != nil {
 			return pkg
 		}
@@ -55,6 +77,35 @@ func owningPackage(ctx context.Context, h Host, p string) *Package {
 		return rpmOwner(ctx, h, p)
 	}
 	return nil
+}
+
+// dpkgNamesake is the quick answer for the usual case, a runtime installed
+// by the package of its own name: `dpkg-query -L NAME` lists PATH, and
+// `dpkg-divert --listpackage PATH` names no diversion (a diverted path is
+// another package's file). `agentbox run` asks before every launch, and
+// `dpkg-query -S`, which searches every package's file list, takes ten
+// times longer. nil when it does not settle the question.
+func dpkgNamesake(ctx context.Context, h Host, name, p string) *Package {
+	if _, err := h.Sys.LookPath("dpkg-divert"); err != nil {
+		return nil
+	}
+	files, err := h.Sys.Output(ctx, "dpkg-query", "-L", name)
+	if err != nil || !slices.Contains(strings.Split(string(files), "\n"), p) {
+		return nil
+	}
+	if div, err := h.Sys.Output(ctx, "dpkg-divert", "--listpackage", p); err != nil || strings.TrimSpace(string(div)) != "" {
+		return nil
+	}
+	return dpkgVersion(ctx, h, name)
+}
+
+// dpkgVersion is the installed version of package name.
+func dpkgVersion(ctx context.Context, h Host, name string) *Package {
+	v, err := h.Sys.Output(ctx, "dpkg-query", "-W", "-f", "${Version}", name)
+	if err != nil || strings.TrimSpace(string(v)) == "" {
+		return nil
+	}
+	return &Package{Manager: "dpkg", Name: name, Version: strings.TrimSpace(string(v))}
 }
 
 // dpkgOwner runs `dpkg-query -S PATH` ("runc: /usr/sbin/runc") and then
@@ -69,11 +120,7 @@ func dpkgOwner(ctx context.Context, h Host, p string) *Package {
 		return nil
 	}
 	name, _, _ = strings.Cut(name, ":") // drop ":amd64"
-	v, err := h.Sys.Output(ctx, "dpkg-query", "-W", "-f", "${Version}", name)
-	if err != nil || strings.TrimSpace(string(v)) == "" {
-		return nil
-	}
-	return &Package{Manager: "dpkg", Name: name, Version: strings.TrimSpace(string(v))}
+	return dpkgVersion(ctx, h, name)
 }
 
 // rpmOwner runs `rpm -qf --qf '%{NAME} %{EPOCH} %{VERSION} %{RELEASE}\n'`.

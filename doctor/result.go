@@ -98,7 +98,11 @@ type Report struct {
 	Checks    []Result    `json:"checks"`
 	Layers    []Layer     `json:"layers"`
 	Residuals []Residual  `json:"residuals"`
-	Verdict   Verdict     `json:"verdict"`
+	// Modes says, per installed runtime, what agentbox run does with the
+	// default root and with --rootfs; the verdict is about the default
+	// root on the verdict runtime.
+	Modes   []RuntimeMode `json:"runtime_modes"`
+	Verdict Verdict       `json:"verdict"`
 	// Probes are the self-test's probe results, when it ran.
 	Probes []ledger.Probe `json:"probes,omitempty"`
 }

@@ -60,6 +60,7 @@ func WriteText(w io.Writer, r Report, color bool) error {
 	for _, res := range r.Residuals {
 		ew.printf("  %s: %s\n", res.Code, oneLine(res.Detail))
 	}
+	writeModes(ew, r.Modes)
 	ew.printf("\nverdict: %s: %s\n", r.Verdict.Status, r.Verdict.Summary)
 	return ew.err
 }
@@ -85,3 +86,23 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 // printf writes; a failure is kept in e.err, which WriteText returns.
 func (e *errWriter) printf(format string, args ...any) { _, _ = fmt.Fprintf(e, format, args...) }
+
+// writeModes lists what agentbox run does with each runtime, with the
+// default root and with --rootfs.
+func writeModes(ew *errWriter, modes []RuntimeMode) {
+	if len(modes) == 0 {
+		return
+	}
+	ew.printf("\nruntime modes (what agentbox run does; the verdict is about the default root on the runtime marked *):\n")
+	for _, m := range modes {
+		mark := " "
+		if m.Verdict {
+			mark = "*"
+		}
+		state := "launches"
+		if !m.Holds {
+			state = "REFUSES"
+		}
+		ew.printf(" %s%-5s %-9s %-9s %s\n", mark, m.Runtime, m.Mode, state, oneLine(m.Summary()))
+	}
+}

@@ -14,7 +14,8 @@ import (
 	"github.com/agentbox/agentbox/policy"
 )
 
-// Capture reads the facts about this host and process. environ is the
+// Capture reads the facts about this host and process; it decides
+// nothing (the plan does). environ is the
 // launcher's environment (KEY=VALUE, as os.Environ gives it): the plan
 // passes variables from it, and HOME in it names the invoker's home when
 // it is absolute. Capture reads no environment of its own.

@@ -30,19 +30,41 @@ type canaries struct {
 // canaryEnvPrefix names the environment canary; the value is random.
 const canaryEnvPrefix = "AGENTBOX_CANARY_"
 
+// canaryPlan are the canaries' names and values, chosen with the run
+// before planning: the plan's environment is made from a host environment
+// that holds the variable (so that a policy that let the environment
+// through would carry it into the sandbox), and the plan covers the
+// workspace socket as one found there. Both are planted after planning.
+type canaryPlan struct {
+	runID             string
+	envName, envValue string
+	// socket is the workspace socket canary's name, relative to the
+	// workspace.
+	socket string
+}
+
+func newCanaryPlan(runID string) canaryPlan {
+	return canaryPlan{
+		runID: runID, envName: canaryEnvPrefix + randomToken()[:12], envValue: randomToken(),
+		socket: ".agentbox-canary-" + runID + ".sock",
+	}
+}
+
+// env is the environment canary as KEY=value.
+func (c canaryPlan) env() string { return c.envName + "=" + c.envValue }
+
 func randomToken() string {
 	b := make([]byte, 24)
 	_, _ = rand.Read(b) // crypto/rand does not fail on Linux
 	return hex.EncodeToString(b)
 }
 
-// plantEnvCanary sets a canary variable in the launcher's own environment,
-// before the host is captured, so that a policy that let the environment
-// through would carry it into the sandbox.
-func (c *canaries) plantEnvCanary() {
-	name, value := canaryEnvPrefix+randomToken()[:12], randomToken()
-	os.Setenv(name, value)
-	c.config.EnvName, c.config.EnvSHA256 = name, selftest.SHA256([]byte(value))
+// plantEnvCanary sets the canary variable in the launcher's own
+// environment too, so that whatever passes the launcher's environment on
+// (a runtime, an engine) would carry it into the sandbox.
+func (c *canaries) plantEnvCanary(p canaryPlan) {
+	os.Setenv(p.envName, p.envValue)
+	c.config.EnvName, c.config.EnvSHA256 = p.envName, selftest.SHA256([]byte(p.envValue))
 }
 
 // plantFiles writes the same random content into the user's real home and

@@ -130,7 +130,7 @@ func composeInputs(cfg ComposeConfig) (*policy.Plan, compose.Options, error) {
 	if err != nil {
 		return nil, o, err
 	}
-	plan, err := policy.Resolve(p, compose.PlanArgv, compose.PlanHost(h), policy.Run{})
+	plan, err := policy.Resolve(p, compose.PlanArgv, h, compose.PlanRun())
 	if err != nil {
 		return nil, o, err
 	}

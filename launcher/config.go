@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"io"
+	"os"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -59,7 +60,8 @@ type Config struct {
 	Targets selftest.Targets
 
 	// Dirs are the state directory and run root; zero finds them from
-	// Getenv (FindDirs), inside the pipeline's host step.
+	// Getenv (FindDirs), inside the pipeline's host step. They are checked
+	// there and made only by the run directory step (never by Spec).
 	Dirs Dirs
 	// InitPath is agentbox-init on the host; "" finds it (FindInit:
 	// $AGENTBOX_INIT, beside this executable, on PATH).
@@ -93,9 +95,9 @@ type Result struct {
 	Record ledger.Record
 	// Probes are every in-sandbox probe's result, then the host's checks.
 	Probes []selftest.Result
-	// Failed are the results that refuse a launch (or fail a self-test):
-	// not the expected decision, and neither an accepted UNKNOWN nor an
-	// ALLOW that a recorded residual names.
+	// Failed are the results that refuse a launch (or fail a self-test),
+	// as selftest.Judge finds them: not the expected decision, and neither
+	// an accepted UNKNOWN nor an ALLOW that a recorded residual names.
 	Failed []selftest.Result
 	// ResidualAllowed counts the results that are ALLOW only under a
 	// recorded residual.
@@ -126,4 +128,14 @@ func (c Config) stderr() io.Writer {
 		return io.Discard
 	}
 	return c.Stderr
+}
+
+// stdFiles returns the user's streams that are files, which the session
+// copies to and from the sandbox (it never hands them over); a stream that
+// is not a file is none (/dev/null to the sandbox).
+func (c Config) stdFiles() (in, out, errf *os.File) {
+	in, _ = c.Stdin.(*os.File)
+	out, _ = c.Stdout.(*os.File)
+	errf, _ = c.Stderr.(*os.File)
+	return in, out, errf
 }

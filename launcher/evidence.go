@@ -6,20 +6,22 @@ import (
 
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/selftest"
 )
 
 // checkEvidence refuses an evidence file that the sandbox could write.
-func (l *launch) checkEvidence() error {
-	if l.ev == nil {
+func (pl *planned) checkEvidence() error {
+	ev := pl.l.ev
+	if ev == nil {
 		return nil
 	}
-	dirs := []string{l.plan.Workspace}
-	for _, m := range l.plan.Mounts {
+	dirs := []string{pl.plan.Workspace}
+	for _, m := range pl.plan.Mounts {
 		if !m.ReadOnly && m.Source != "" {
 			dirs = append(dirs, m.Source)
 		}
 	}
-	err := l.ev.CheckOutside(dirs)
+	err := ev.CheckOutside(dirs)
 	if ee := (*ledger.EvidenceError)(nil); errors.As(err, &ee) {
 		return &policy.InputError{Field: "--evidence", Msg: ee.Msg, Fix: ee.Fix}
 	}
@@ -27,22 +29,22 @@ func (l *launch) checkEvidence() error {
 }
 
 // evidenceProbes writes every probe result to the channel.
-func (l *launch) evidenceProbes() {
+func (l *launch) evidenceProbes(rs []selftest.Result) {
 	if l.ev == nil {
 		return
 	}
-	for _, p := range ledgerProbes(l.st.all()) {
+	for _, p := range ledgerProbes(rs) {
 		l.ev.Probe(p)
 	}
 }
 
-// endEvidence closes the channel, with its last line when finish wrote no
-// record: why nothing ran.
-func (l *launch) endEvidence(code int, err error) {
+// endEvidence closes the channel, with its last line when no record was
+// written: why nothing ran.
+func (l *launch) endEvidence(recorded bool, code int, err error) {
 	if l.ev == nil {
 		return
 	}
-	if l.runDir == nil && err != nil {
+	if !recorded && err != nil {
 		l.ev.Failed(code, err)
 	}
 	if err := l.ev.Close(); err != nil {

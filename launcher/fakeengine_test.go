@@ -96,6 +96,7 @@ type fakeEngine struct {
 
 	mu       sync.Mutex
 	calls    []string
+	bundles  [][]byte // each config.json written, as written
 	children map[int]*exec.Cmd
 	targets  []engine.Target
 }
@@ -135,6 +136,9 @@ func (f *fakeEngine) WriteBundle(dir string, s *specs.Spec, _ policy.Rootfs) err
 	if err := os.MkdirAll(dir, 0o711); err != nil {
 		return err
 	}
+	f.mu.Lock()
+	f.bundles = append(f.bundles, data)
+	f.mu.Unlock()
 	return os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644)
 }
 

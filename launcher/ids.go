@@ -1,9 +1,8 @@
 package launcher
 
 import (
+	"errors"
 	"fmt"
-	"os/user"
-	"strconv"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -12,113 +11,109 @@ import (
 	"github.com/agentbox/agentbox/userns"
 )
 
-// idAllocation is the run's share of host ids: a leased slot as root, the
-// invoking user's own ids (and subordinate range) rootless.
-type idAllocation struct {
-	alloc    *userns.Allocator
-	lease    *userns.Lease
-	rootless *userns.Rootless
+// idMap is the run's share of host ids, made after planning from the
+// plan's request (policy.Identity.IDMap): the slot leased as root (or, dry,
+// the one a run would get), the maps the spec renders, and the outer user
+// namespace a rootless runtime runs in.
+type idMap struct {
+	alloc      *userns.Allocator
+	lease      *userns.Lease
+	uids, gids []specs.LinuxIDMapping
 	// userNS is where a rootless launcher with subordinate ids runs its
-	// runtime (see engine.UserNS); nil as root or without subordinate ids.
+	// runtime (see engine.UserNS); nil otherwise.
 	userNS *engine.UserNS
 }
 
-// allocateIDs leases an id slot (as root) and installs the id mapper the
-// planner calls. With dry set nothing is leased: the allocator's Peek shows
-// the slot a run would get.
-func (l *launch) allocateIDs(dry bool) error {
-	if l.host.EUID != 0 {
-		return l.rootlessIDs()
+// mapIDs makes the plan's id maps: a leased slot as root (dry, the
+// allocator's Peek: nothing is leased), the plan's subordinate ranges or
+// the user's own ids rootless, each checked by the planner's rules
+// (policy.Identity.CheckMappings).
+func (p *prepared) mapIDs() error {
+	id := p.plan.Identity
+	switch id.IDMap.Mode {
+	case policy.IDSlot:
+		slot, err := p.slot()
+		if err != nil {
+			return err
+		}
+		return p.setMaps(id, mapRanges(id, policy.IDRange{Start: slot.UID, Count: slot.Size}, policy.IDRange{Start: slot.GID, Count: slot.Size}))
+	case policy.IDSubIDs:
+		u, g := id.IDMap.UIDs, id.IDMap.GIDs
+		p.ids.userNS = &engine.UserNS{
+			Helper: p.host.InitPath, UID: p.host.EUID, GID: p.host.EGID,
+			SubUID: engine.IDRange{Start: u.Start, Count: u.Count}, SubGID: engine.IDRange{Start: g.Start, Count: g.Count},
+		}
+		return p.setMaps(id, mapRanges(id, u, g))
+	case policy.IDSingle:
+		return p.setMaps(id, single(id))
+	case policy.IDEngine:
 	}
-	ids, err := userns.ReadHostIDs("/etc")
-	if err != nil {
+	return fmt.Errorf("a plan whose ids %s maps has no id maps of agentbox's", id.IDMap.Mode)
+}
+
+// idMaps is a pair of id maps, or why they could not be made.
+type idMaps struct {
+	uids, gids []specs.LinuxIDMapping
+	err        error
+}
+
+func (p *prepared) setMaps(id policy.Identity, m idMaps) error {
+	if m.err != nil {
+		return m.err
+	}
+	if err := id.CheckMappings(m.uids, m.gids); err != nil {
 		return err
 	}
-	l.ids.alloc = &userns.Allocator{Dir: l.dirs.leases(), Host: ids}
-	slot, err := l.slot(dry)
-	if err != nil {
-		return err
-	}
-	l.host.MapIDs = func(req policy.IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
-		return mapSlot(slot, req)
-	}
+	p.ids.uids, p.ids.gids = m.uids, m.gids
 	return nil
 }
 
-func (l *launch) slot(dry bool) (userns.Slot, error) {
-	if dry {
-		return l.ids.alloc.Peek()
+// mapRanges maps container ids 0..Count-1 onto the host ranges, the
+// agent's ids onto the kept ones where the plan keeps them.
+func mapRanges(id policy.Identity, u, g policy.IDRange) idMaps {
+	uids, err := userns.MapRange(u.Start, u.Count, id.UID, id.KeepUID)
+	if err != nil {
+		return idMaps{err: fmt.Errorf("uid map: %w", err)}
 	}
-	lease, err := l.ids.alloc.Allocate(l.runID)
+	gids, err := userns.MapRange(g.Start, g.Count, id.GID, id.KeepGID)
+	if err != nil {
+		return idMaps{err: fmt.Errorf("gid map: %w", err)}
+	}
+	return idMaps{uids: uids, gids: gids}
+}
+
+// single maps the agent's ids, alone, onto the user's own.
+func single(id policy.Identity) idMaps {
+	if id.KeepUID == nil || id.KeepGID == nil {
+		return idMaps{err: errors.New("a single-id plan keeps no host ids")}
+	}
+	return idMaps{
+		uids: []specs.LinuxIDMapping{{ContainerID: id.UID, HostID: *id.KeepUID, Size: 1}},
+		gids: []specs.LinuxIDMapping{{ContainerID: id.GID, HostID: *id.KeepGID, Size: 1}},
+	}
+}
+
+// slot leases the run's slot and records the lease in meta.json; dry, it
+// is the slot a run would lease now (the allocator's Peek), and nothing is
+// leased.
+func (p *prepared) slot() (userns.Slot, error) {
+	p.ids.alloc = &userns.Allocator{Dir: p.dirs.leases(), Host: p.hostIDs}
+	if p.dry {
+		return p.ids.alloc.Peek()
+	}
+	lease, err := p.ids.alloc.Allocate(p.run.ID)
 	if err != nil {
 		return userns.Slot{}, err
 	}
-	l.ids.lease = &lease
-	l.meta.Lease = lease.RunID
-	return lease.Slot, l.runDir.WriteMeta(l.meta)
+	p.ids.lease = &lease
+	p.meta.Lease = lease.RunID
+	return lease.Slot, p.runDir.WriteMeta(p.meta)
 }
 
-func mapSlot(slot userns.Slot, req policy.IDRequest) (uids, gids []specs.LinuxIDMapping, err error) {
-	if uids, err = userns.MapRange(slot.UID, slot.Size, req.UID, req.KeepUID); err != nil {
-		return nil, nil, fmt.Errorf("uid map: %w", err)
-	}
-	if gids, err = userns.MapRange(slot.GID, slot.Size, req.GID, req.KeepGID); err != nil {
-		return nil, nil, fmt.Errorf("gid map: %w", err)
-	}
-	return uids, gids, nil
-}
-
-// rootlessIDs decides between the two rootless modes: with subordinate ids
-// and newuidmap, the runtime runs in an outer user namespace and the agent
-// keeps this user's uid; without, the sandbox has this user's uid only.
-func (l *launch) rootlessIDs() error {
-	ids, err := userns.ReadHostIDs("/etc")
-	if err != nil {
-		return err
-	}
-	name := userName(l.host.EUID)
-	subU, subG := userns.Owned(ids.SubUIDs, name, l.host.EUID), userns.Owned(ids.SubGIDs, name, l.host.EUID)
-	l.host.RootlessSingle = len(subU) == 0 || len(subG) == 0 || !userns.HaveNewIDMap()
-	if !l.host.RootlessSingle {
-		l.ids.userNS = &engine.UserNS{
-			Helper: l.host.InitPath, UID: l.host.EUID, GID: l.host.EGID,
-			SubUID: engine.IDRange{Start: subU[0].Start, Count: subU[0].Count},
-			SubGID: engine.IDRange{Start: subG[0].Start, Count: subG[0].Count},
-		}
-	}
-	l.host.MapIDs = l.rootlessMapper(ids, name, !l.host.RootlessSingle)
-	return nil
-}
-
-func userName(uid uint32) string {
-	name := strconv.FormatUint(uint64(uid), 10)
-	if u, err := user.LookupId(name); err == nil {
-		return u.Username
-	}
-	return name
-}
-
-// rootlessMapper maps the invoking user's ids, plus its subordinate range
-// where newuidmap/newgidmap can install it (from the host ids rootlessIDs
-// read, which are not read again).
-func (l *launch) rootlessMapper(ids userns.HostIDs, name string, newIDMap bool) func(policy.IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
-	return func(req policy.IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
-		r, err := userns.RootlessMappings(userns.RootlessInput{
-			Name: name, UID: l.host.EUID, GID: l.host.EGID, AgentUID: req.UID, AgentGID: req.GID,
-			SubUIDs: ids.SubUIDs, SubGIDs: ids.SubGIDs, NewIDMap: newIDMap,
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		l.ids.rootless = &r
-		return r.UIDs, r.GIDs, nil
-	}
-}
-
-// releaseIDs returns the run's slot.
-func (l *launch) releaseIDs() error {
-	if l.ids.lease == nil {
+// release returns the run's slot.
+func (ids idMap) release() error {
+	if ids.lease == nil {
 		return nil
 	}
-	return l.ids.alloc.Release(l.ids.lease.RunID)
+	return ids.alloc.Release(ids.lease.RunID)
 }

@@ -34,16 +34,36 @@ func FindInit(getenv func(string) string) (string, error) {
 	return "", &policy.HostError{What: "agentbox-init not found beside agentbox or on PATH", Fix: "build both with 'make build', or point AGENTBOX_INIT at it"}
 }
 
-// sandboxReachable returns a path to bin that the sandbox's mapped ids can
-// reach (agentbox-init is bound into the sandbox and executes runtimes in
-// namespaces whose ids are not the launcher's): bin itself when it and every
-// directory above it are searchable by others, else a copy kept under the
-// run root.
-func sandboxReachable(bin, runRoot string) (string, error) {
+// initBinary is agentbox-init on the host: src, where it is, and reach,
+// the path the sandbox's mapped ids can reach (agentbox-init is bound into
+// the sandbox and executes runtimes in namespaces whose ids are not the
+// launcher's): src itself when it and every directory above it are
+// searchable by others, else a copy under the run root, named by src's
+// size and mtime, which install makes after planning.
+type initBinary struct{ src, reach string }
+
+// locateInit finds where the sandbox will reach bin; it only reads.
+func locateInit(bin, runRoot string) (initBinary, error) {
 	if reachableByOthers(bin) {
-		return bin, nil
+		return initBinary{src: bin, reach: bin}, nil
 	}
-	return copyForSandbox(bin, filepath.Join(runRoot, "bin"))
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return initBinary{}, err
+	}
+	name := filepath.Base(bin) + "-" + strconv.FormatInt(fi.Size(), 10) + "-" + strconv.FormatInt(fi.ModTime().UnixNano(), 10)
+	return initBinary{src: bin, reach: filepath.Join(runRoot, "bin", name)}, nil
+}
+
+// install makes the copy at reach, once per version.
+func (b initBinary) install() error {
+	if b.reach == b.src {
+		return nil
+	}
+	if _, err := os.Stat(b.reach); err == nil {
+		return nil
+	}
+	return copyForSandbox(b.src, b.reach)
 }
 
 // reachableByOthers checks the "other" execute bit of path and each parent.
@@ -59,39 +79,32 @@ func reachableByOthers(path string) bool {
 	}
 }
 
-// copyForSandbox copies self into dir once per version (size and mtime).
-func copyForSandbox(self, dir string) (string, error) {
-	fi, err := os.Stat(self)
-	if err != nil {
-		return "", err
-	}
-	dst := filepath.Join(dir, filepath.Base(self)+"-"+strconv.FormatInt(fi.Size(), 10)+"-"+strconv.FormatInt(fi.ModTime().UnixNano(), 10))
-	if _, err := os.Stat(dst); err == nil {
-		return dst, nil
-	}
+// copyForSandbox copies self to dst, atomically.
+func copyForSandbox(self, dst string) error {
+	dir := filepath.Dir(dst)
 	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return "", err
+		return err
 	}
 	src, err := os.Open(self)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer src.Close()
 	tmp, err := os.CreateTemp(dir, ".agentbox-*")
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := io.Copy(tmp, src); err != nil {
 		tmp.Close()
-		return "", err
+		return err
 	}
 	if err := tmp.Chmod(0o755); err != nil {
 		tmp.Close()
-		return "", err
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return "", err
+		return err
 	}
-	return dst, os.Rename(tmp.Name(), dst)
+	return os.Rename(tmp.Name(), dst)
 }

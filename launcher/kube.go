@@ -112,7 +112,10 @@ func kubeInputs(cfg *KubeConfig) (*policy.Plan, kube.Options, error) {
 	if err != nil {
 		return nil, o, err
 	}
-	plan, err := policy.Resolve(p, compose.PlanArgv, compose.PlanHost(h), policy.Run{})
+	// The engine target, as compose's: the node's runtime starts the pod,
+	// the image is the root, the gateway is a pod of its own. Kubernetes
+	// is a target still to come in policy (policy.Target).
+	plan, err := policy.Resolve(p, compose.PlanArgv, h, compose.PlanRun())
 	if err != nil {
 		return nil, o, err
 	}

@@ -18,9 +18,9 @@ import (
 
 // prepareSteps are the steps of the Prepare stage, in order.
 var prepareSteps = []string{
-	"policy", "env canary", "host", "gc", "run directory", "gateway", "ids", "workspace", "plan",
-	"evidence", "agent", "render", "audit", "bundle", "lsm", "workspace grant", "canaries",
-	"init channel", "create", "configure init",
+	"policy", "host", "workspace", "inputs", "plan", "evidence",
+	"gc", "run directory", "ids", "render", "runtime", "audit", "gateway", "init binary", "bundle", "lsm",
+	"workspace grant", "canaries", "init channel", "create", "configure init",
 }
 
 // passing are probe results of a sandbox that holds.
@@ -325,37 +325,5 @@ func TestSelfTestOnTheFakeEngine(t *testing.T) {
 			}
 			r.assertNothingLeft(t)
 		})
-	}
-}
-
-// agentbox spec is Run's recipe, dry: the same steps up to the render, in
-// the same order, minus those that leave something behind; it calls no
-// engine, makes no run directory and leases no ids, and its spec is what a
-// run renders (the plan's cgroup and seccomp profile).
-func TestSpecIsTheRunsRecipeDry(t *testing.T) {
-	r := newFakeRun(t, fakeInit{Probes: passing})
-	s, err := Spec(t.Context(), r.cfg)
-	if err != nil {
-		t.Fatalf("spec: %v", err)
-	}
-	dry := slices.DeleteFunc(slices.Clone(prepareSteps[:slices.Index(prepareSteps, "render")+1]), func(s string) bool {
-		return s == "env canary" || s == "gc" || s == "run directory"
-	})
-	if diff := cmp.Diff(dry, r.steps); diff != "" {
-		t.Errorf("steps (-want +got):\n%s", diff)
-	}
-	if calls := r.eng.called(); len(calls) != 0 {
-		t.Errorf("engine calls %v", calls)
-	}
-	want := ""
-	if os.Geteuid() == 0 {
-		want = "/agentbox/" + policy.RunIDPlaceholder
-	}
-	if s.Linux == nil || s.Linux.CgroupsPath != want || s.Linux.Seccomp == nil || len(s.Linux.Seccomp.Syscalls) == 0 {
-		t.Errorf("spec's cgroup %q (want %q), seccomp %v", s.Linux.CgroupsPath, want, s.Linux.Seccomp != nil)
-	}
-	r.assertNothingLeft(t)
-	if recs := r.records(t); len(recs) != 0 {
-		t.Errorf("spec recorded %d runs", len(recs))
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,19 +17,17 @@ import (
 	"github.com/agentbox/agentbox/selftest"
 )
 
-// selfTest is the launcher's side of the self-test of one sandbox: the
-// canaries, the channel to agentbox-init, the probe results and the host's
-// own verification.
-type selfTest struct {
-	canaries canaries
-	init     *selftest.Launcher
-	initEnd  *os.File
-	results  []selftest.Result
-	host     []selftest.Result
-	landlock *selftest.LandlockStatus
-	// allowUnknown are probes whose UNKNOWN the user accepts, with reasons.
-	allowUnknown map[string]string
-	targets      selftest.Targets
+// verified is the Verify stage's value: the sandbox's probe results, the
+// host's own checks of it, and their verdict (selftest.Judge).
+type verified struct {
+	results []selftest.Result
+	host    []selftest.Result
+	verdict selftest.Verdict
+}
+
+// all is every result: the sandbox's probes, then the host's checks.
+func (v verified) all() []selftest.Result {
+	return append(append([]selftest.Result{}, v.results...), v.host...)
 }
 
 // probeTimeout bounds the whole probe suite inside the sandbox.
@@ -75,170 +71,143 @@ func ParseSelfTestFlags(allow, targets []string) (map[string]string, selftest.Ta
 	return au, t, nil
 }
 
-// plantCanaries plants the file and network canaries of this run and
-// records the files, so that a crashed run's gc removes them.
-func (l *launch) plantCanaries() error {
-	c := &l.st.canaries
-	if err := c.plantFiles(l.host.Home, l.runDir.Path, l.runID); err != nil {
-		return err
-	}
-	l.meta.Canaries = c.files
-	if err := l.runDir.WriteMeta(l.meta); err != nil {
-		return err
-	}
-	return c.plantListeners(l.runID)
-}
-
-// openInit makes the init channel; its other end becomes fd 3 of init.
-func (l *launch) openInit() error {
-	lc, end, err := selftest.NewLauncher()
-	if err != nil {
-		return err
-	}
-	l.st.init, l.st.initEnd = lc, end
-	return nil
-}
-
 // configureInit sends init its configuration: the agent to start and the
 // ids its children become (init runs under ids of its own), every probe
 // with its targets and canaries, the Landlock plan, and to wait for the
 // launcher's decision.
-func (l *launch) configureInit() error {
-	l.st.initEnd.Close()
-	t := l.st.targets
-	t.HostLoopback, t.HostAbstract = l.st.canaries.loopback, l.st.canaries.abstract
-	t.WorkspaceSocket = l.st.canaries.workspace
+func (p *prepared) configureInit() error {
+	p.initEnd.Close()
+	cfg := p.l.cfg
+	t := cfg.Targets
+	c := p.canaries
+	t.HostLoopback, t.HostAbstract, t.WorkspaceSocket = c.loopback, c.abstract, c.workspace
 	var bridge *selftest.Bridge
-	if l.gw != nil {
-		bridge = &selftest.Bridge{Port: netpolicy.DefaultPort, Socket: policy.GatewaySocket}
+	if p.plan.GatewaySocket != "" {
+		bridge = &selftest.Bridge{Port: policy.GatewayPort, Socket: policy.GatewaySocket}
 		if t.Gateway == "" {
-			t.Gateway = "127.0.0.1:" + strconv.Itoa(netpolicy.DefaultPort)
+			t.Gateway = "127.0.0.1:" + strconv.Itoa(policy.GatewayPort)
 			t.GatewayHealth, t.GatewayRefuse = netpolicy.HealthPath, gatewayRefuseTarget
 		}
 	}
-	cfg := selftest.InitConfig{
-		Version: selftest.ProtocolVersion, RunID: l.runID,
-		Agent:    selftest.Command{Args: l.plan.Command, Env: l.plan.Env, Dir: l.plan.Cwd},
+	ic := selftest.InitConfig{
+		Version: selftest.ProtocolVersion, RunID: p.run.ID,
+		Agent:    selftest.Command{Args: p.plan.Command, Env: p.plan.Env, Dir: p.plan.Cwd},
 		Targets:  t,
-		Canaries: l.st.canaries.config,
-		Landlock: landlockPlan(l.plan, l.gw != nil),
+		Canaries: c.config,
+		Landlock: landlockPlan(p.plan),
 		Bridge:   bridge,
-		AllowEnv: l.agent.TokenVars(),
+		AllowEnv: p.plan.Agent.TokenVars,
 		// init waits for the launcher's word even in a probe-only run, so
 		// that the host's verification sees the sandbox still alive.
 		WaitGo: true,
 	}
-	if l.cfg.ProbesOnly {
-		cfg.Agent = selftest.Command{}
+	if cfg.ProbesOnly {
+		ic.Agent = selftest.Command{}
 	}
-	if id := l.plan.Identity; id.Init.Split {
-		cfg.Agent.User = &selftest.Credential{UID: id.UID, GID: id.GID}
+	if id := p.plan.Identity; id.Init.Split {
+		ic.Agent.User = &selftest.Credential{UID: id.UID, GID: id.GID}
 	}
-	if l.cfg.WeakenInit != nil {
-		l.cfg.WeakenInit(&cfg)
+	if cfg.WeakenInit != nil {
+		cfg.WeakenInit(&ic)
 	}
-	return l.st.init.Configure(cfg)
+	return p.initCh.Configure(ic)
 }
 
-// landlockPlan limits the agent's file system access to the plan's paths,
-// where no SELinux or AppArmor label confines it, and its TCP to the
-// gateway's port unless the policy allows local TCP.
-func landlockPlan(p *policy.Plan, gateway bool) *selftest.LandlockPlan {
-	if p.LSM.Kind != policy.LSMNone {
+// landlockPlan is the plan's Landlock ruleset as init's configuration
+// carries it.
+func landlockPlan(p *policy.Plan) *selftest.LandlockPlan {
+	ll := p.Landlock
+	if ll == nil {
 		return nil
 	}
-	paths := []selftest.LandlockPath{
-		{Path: "/etc"},
-		{Path: "/proc"},
-		{Path: "/sys", Optional: true},
-		{Path: "/dev", Write: true, IoctlDev: true},
+	out := &selftest.LandlockPlan{RestrictTCP: ll.RestrictTCP, ConnectTCP: ll.ConnectTCP, BindTCP: ll.BindTCP}
+	for _, path := range ll.Paths {
+		out.Paths = append(out.Paths, selftest.LandlockPath(path))
 	}
-	for link := range p.Rootfs.Symlinks {
-		paths = append(paths, selftest.LandlockPath{Path: link, Optional: true})
-	}
-	for _, m := range p.Mounts {
-		paths = append(paths, selftest.LandlockPath{Path: m.Destination, Write: !m.ReadOnly})
-	}
-	sort.Slice(paths, func(i, j int) bool { return paths[i].Path < paths[j].Path })
-	plan := &selftest.LandlockPlan{Paths: paths}
-	if gateway && !p.Network.LocalTCP {
-		// TCP only to the gateway's port (Landlock ABI 4 and later; older
-		// kernels leave TCP to the network namespace, which the ABI records).
-		port := uint16(netpolicy.DefaultPort)
-		plan.RestrictTCP, plan.ConnectTCP, plan.BindTCP = true, []uint16{port}, []uint16{port}
-	}
-	return plan
+	return out
 }
 
-// checkBoundary collects the probes' results, verifies the sandbox from the
-// host while init waits, and lets the agent start only when every probe and
-// every host check passed (or an UNKNOWN was accepted with a reason).
-func (l *launch) checkBoundary(ctx context.Context) error {
-	if err := l.collectProbes(ctx); err != nil {
-		return err
-	}
-	failed := l.failedProbes()
-	l.printProbes(failed)
-	if len(failed) > 0 {
-		_ = l.st.init.Abort(fmt.Sprintf("%d probe(s) failed", len(failed)))
-		return refusef("the boundary failed %d probe(s): %s; nothing was started%s", len(failed), strings.Join(probeNames(failed), ", "), probeFix(failed))
-	}
-	return nil
-}
-
-// collectProbes reads init's probe results and verifies the sandbox from
-// the host while init waits.
-func (l *launch) collectProbes(ctx context.Context) error {
+// verify collects the probes' results, verifies the sandbox from the host
+// while init waits, and judges them (selftest.Judge). With refuse set (a
+// run), any failure aborts init and refuses the launch: the agent may
+// start only when every probe and every host check passed, or an UNKNOWN
+// was accepted with a reason, or an ALLOW is a recorded residual's.
+func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	results, err := l.st.init.Results(ctx)
+	results, err := p.initCh.Results(ctx)
 	if err != nil {
-		return fmt.Errorf("self-test: %w", err)
+		return verified{}, fmt.Errorf("self-test: %w", err)
 	}
-	l.st.results = results
-	l.st.host = selftest.VerifyHost(l.eng.ProcRoot(), l.sandboxPIDs(), l.hostState())
-	l.evidenceProbes()
-	return nil
+	v := verified{results: results}
+	v.host = selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDs(), p.hostState())
+	v.verdict = selftest.Judge(v.all(), p.excuses())
+	p.l.evidenceProbes(v.all())
+	if !refuse {
+		return v, nil
+	}
+	failed := v.verdict.Failed
+	p.l.printProbes(failed)
+	if len(failed) > 0 {
+		_ = p.initCh.Abort(fmt.Sprintf("%d probe(s) failed", len(failed)))
+		return v, refusef("the boundary failed %d probe(s): %s; nothing was started%s", len(failed), strings.Join(probeNames(failed), ", "), probeFix(failed))
+	}
+	return v, nil
+}
+
+// excuses are what may excuse a result: the UNKNOWNs the user accepts,
+// and the probes the plan's residuals name.
+func (p *prepared) excuses() selftest.Excuses {
+	ex := selftest.Excuses{AllowUnknown: p.l.cfg.AllowUnknown}
+	for _, r := range p.plan.Residuals {
+		ex.Residual = append(ex.Residual, r.Probes...)
+	}
+	return ex
 }
 
 // sandboxPIDs are init's host pid and that of its child that will become
 // the agent (init names it by its pid inside the sandbox); an agent pid
 // that cannot be found stays 0, which makes the host checks UNKNOWN.
-func (l *launch) sandboxPIDs() selftest.SandboxPIDs {
-	p := selftest.SandboxPIDs{Init: l.sess.Pid()}
-	if inside := l.st.init.AgentPID(); inside > 0 {
-		p.Agent, _ = selftest.HostPID(l.eng.ProcRoot(), p.Init, inside)
+func (p *prepared) sandboxPIDs() selftest.SandboxPIDs {
+	pids := selftest.SandboxPIDs{Init: p.sess.Pid()}
+	if inside := p.initCh.AgentPID(); inside > 0 {
+		pids.Agent, _ = selftest.HostPID(p.eng.ProcRoot(), pids.Init, inside)
 	}
-	return p
+	return pids
+}
+
+// handedOver is the HandOver stage's value: the agent's Landlock status,
+// as init reported it once the agent started.
+type handedOver struct {
+	landlock *selftest.LandlockStatus
 }
 
 // handOver tells init to start the agent and records its Landlock status.
-func (l *launch) handOver(ctx context.Context) error {
-	if err := l.st.init.Go(); err != nil {
-		return err
+func (p *prepared) handOver(ctx context.Context) (handedOver, error) {
+	if err := p.initCh.Go(); err != nil {
+		return handedOver{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	started, err := l.st.init.Started(ctx)
+	started, err := p.initCh.Started(ctx)
 	if err != nil {
-		return fmt.Errorf("agent did not start: %w", err)
+		return handedOver{}, fmt.Errorf("agent did not start: %w", err)
 	}
-	l.st.landlock = &started.Landlock
-	return nil
+	return handedOver{landlock: &started.Landlock}, nil
 }
 
-func (l *launch) hostState() selftest.HostState {
-	hs, err := selftest.ReadHostState(l.eng.ProcRoot())
+func (p *prepared) hostState() selftest.HostState {
+	hs, err := selftest.ReadHostState(p.eng.ProcRoot())
 	if err != nil {
 		hs = selftest.HostState{} // VerifyHost then reports UNKNOWN
 	}
-	hs.Homes, hs.RunID = l.host.Homes, l.runID
+	hs.Homes, hs.RunID = p.host.Homes, p.run.ID
 	// The runtime's own mounts: the bundle's root, the default device nodes
 	// it binds from the host in a user namespace, and /dev/null over each
 	// masked /proc file.
-	hs.AllowSources = append(hs.AllowSources, filepath.Join(l.runDir.Bundle(), l.spec.Root.Path))
+	hs.AllowSources = append(hs.AllowSources, filepath.Join(p.runDir.Bundle(), p.spec.Root.Path))
 	hs.AllowSources = append(hs.AllowSources, runtimeDevices...)
-	for _, m := range l.plan.Mounts {
+	for _, m := range p.plan.Mounts {
 		// Every bind of the plan is intended; the read-only system binds too.
 		// VerifyHost still refuses homes, sockets and the host root among them.
 		if m.Source != "" {
@@ -251,53 +220,6 @@ func (l *launch) hostState() selftest.HostState {
 // runtimeDevices are the device nodes an OCI runtime binds into a sandbox
 // with a user namespace (it cannot create them there).
 var runtimeDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
-
-// failedProbes are the results that refuse the launch: any that did not
-// get its expected decision, except an UNKNOWN accepted with a reason and
-// an ALLOW that a recorded residual of the plan names (init sharing the
-// agent's uid where the sandbox has one id).
-func (l *launch) failedProbes() []selftest.Result {
-	var out []selftest.Result
-	for _, r := range l.st.all() {
-		if r.Passed() {
-			continue
-		}
-		if _, ok := l.st.allowUnknown[r.Probe]; ok && r.Decision == selftest.Unknown {
-			continue
-		}
-		if r.Decision == selftest.Allow && l.residualNames(r.Probe) {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// residualAllowed counts the results that did not get their expected
-// decision but are ALLOW under a residual that names them.
-func (l *launch) residualAllowed() int {
-	n := 0
-	for _, r := range l.st.all() {
-		if !r.Passed() && r.Decision == selftest.Allow && l.residualNames(r.Probe) {
-			n++
-		}
-	}
-	return n
-}
-
-// residualNames reports whether a residual of the plan names probe as one
-// it makes report ALLOW.
-func (l *launch) residualNames(probe string) bool {
-	if l.plan == nil {
-		return false
-	}
-	for _, res := range l.plan.Residuals {
-		if slices.Contains(res.Probes, probe) {
-			return true
-		}
-	}
-	return false
-}
 
 // printProbes prints the failed results in words for the user, unless
 // --json asked for none; the evidence channel has every result.

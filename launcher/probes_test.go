@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/selftest"
 )
@@ -22,23 +23,26 @@ func TestInitSharedProbesExist(t *testing.T) {
 	}
 }
 
-// A probe's ALLOW refuses the launch unless a residual of the plan names
-// that probe; an UNKNOWN of a named probe still refuses it, and so does any
-// probe the residual does not name.
-func TestFailedProbesHonourNamedResiduals(t *testing.T) {
-	res := func(probe string, d selftest.Decision) selftest.Result {
-		return selftest.Result{Probe: probe, Expect: selftest.Deny, Decision: d}
+// The verdict's excuses are the plan's residuals' probes and the
+// UNKNOWNs the user accepts: what selftest.Judge excuses, and nothing else.
+func TestExcusesAreThePlansAndTheUsers(t *testing.T) {
+	l := &launch{cfg: Config{AllowUnknown: map[string]string{"dns-unresolvable": "no resolver"}}}
+	p := &prepared{planned: &planned{l: l, plan: &policy.Plan{Residuals: []policy.Residual{
+		{Code: policy.ResidualRootlessSingle, Probes: []string{"prlimit-pid1-denied", "host-init-uid-separate"}},
+		{Code: "lsm-unavailable"},
+	}}}}
+	ex := p.excuses()
+	if want := []string{"prlimit-pid1-denied", "host-init-uid-separate"}; !slices.Equal(ex.Residual, want) || len(ex.AllowUnknown) != 1 {
+		t.Errorf("excuses %+v, want the residual's probes %v and the one accepted UNKNOWN", ex, want)
 	}
-	l := &launch{plan: &policy.Plan{Residuals: []policy.Residual{{Code: policy.ResidualInitSharesUID, Probes: []string{"prlimit-pid1-denied", "host-init-uid-separate"}}}}}
-	l.st.results = []selftest.Result{
-		res("prlimit-pid1-denied", selftest.Allow), res("kill-pid1-denied", selftest.Allow), res("capabilities-zero", selftest.Deny),
-	}
-	l.st.host = []selftest.Result{res("host-init-uid-separate", selftest.Unknown)}
-	var got []string
-	for _, r := range l.failedProbes() {
-		got = append(got, r.Probe)
-	}
-	if want := []string{"kill-pid1-denied", "host-init-uid-separate"}; !slices.Equal(got, want) {
-		t.Errorf("failed probes %v, want %v", got, want)
+}
+
+// The plan's gateway layout is the gateway's: the port init relays, and
+// the socket's place in the run directory (startGateway also refuses a
+// gateway that listens elsewhere).
+func TestPlanGatewayIsTheGateways(t *testing.T) {
+	if policy.GatewayPort != netpolicy.DefaultPort || policy.GatewaySocketDir != netpolicy.RunSocketDir || policy.GatewaySocketName != netpolicy.RunSocketName {
+		t.Errorf("policy plans the gateway at port %d, %s/%s; netpolicy serves it at %d, %s/%s",
+			policy.GatewayPort, policy.GatewaySocketDir, policy.GatewaySocketName, netpolicy.DefaultPort, netpolicy.RunSocketDir, netpolicy.RunSocketName)
 	}
 }

@@ -1,10 +1,17 @@
 package launcher
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/selftest"
 )
 
 // AuditRecord is the Record stage of an audit that builds no sandbox
@@ -33,4 +40,93 @@ func AppendRecord(getenv func(string) string, rec ledger.Record) error {
 		return err
 	}
 	return d.Ledger().Append(rec)
+}
+
+// record is the Record stage's value: the run's ledger record, made from
+// each stage's value the run reached.
+func (l *launch) record(start time.Time, o outcome, td tornDown) ledger.Record {
+	p := o.p
+	kind := ledger.KindRun
+	if l.cfg.ProbesOnly {
+		kind = ledger.KindSelftest
+	}
+	rec := ledger.Record{
+		RunID: p.run.ID, Kind: kind, Start: start, End: time.Now().UTC(), Command: l.argv(),
+		Teardown: &td.teardown, ExitCode: o.exit, Gateway: td.gateway, Notes: l.terminalNote(p),
+	}
+	if plan := p.plan; plan != nil {
+		for _, r := range plan.Residuals {
+			rec.Residuals = append(rec.Residuals, ledger.Residual{Code: r.Code, Detail: r.Reason})
+		}
+		rec.Digests.Policy = digestJSON(p.policy)
+		if a := plan.Agent; a.Name != "" && a.Name != "generic" {
+			rec.Agent = a.Name
+		}
+		rec.PermissionMode = plan.Agent.Permission.Mode
+	}
+	for _, src := range p.sources {
+		rec.PolicySources = append(rec.PolicySources, ledger.PolicySource{Path: src.Path, Kind: string(src.Kind), Digest: src.Digest})
+	}
+	if p.spec != nil {
+		rec.Digests.Spec = digestJSON(p.spec)
+		if p.spec.Linux != nil {
+			rec.Digests.Seccomp = digestJSON(p.spec.Linux.Seccomp)
+		}
+	}
+	rec.Findings = LedgerFindings(p.findings)
+	rec.Probes = ledgerProbes(o.v.all())
+	rec.HostVerification = hostVerification(o.v.host, o.h.landlock)
+	p.advice.record(&rec)
+	for _, probe := range slices.Sorted(maps.Keys(l.cfg.AllowUnknown)) {
+		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: "probe-unknown-accepted", Detail: probe + ": " + l.cfg.AllowUnknown[probe]})
+	}
+	var wsRes []ledger.Residual
+	rec.Workspace, wsRes = workspaceRecord(p.ws, td.ws)
+	rec.Residuals = append(rec.Residuals, wsRes...)
+	if o.err != nil {
+		rec.Error = o.err.Error()
+	}
+	return rec
+}
+
+// terminalNote says, for the record and the user, what the terminal filter
+// kept from the user's terminal, or that it was off.
+func (l *launch) terminalNote(p *prepared) string {
+	switch {
+	case p.sess == nil || l.cfg.ProbesOnly:
+		return ""
+	case l.cfg.RawTerminal:
+		return "terminal filter off (--raw-terminal)"
+	}
+	d := p.sess.Dropped()
+	if d.Total() == 0 {
+		return ""
+	}
+	note := fmt.Sprintf("terminal filter removed %d sequence(s) the agent wrote: %s", d.Total(), d)
+	fmt.Fprintf(l.out, "agentbox: %s (agentbox run --raw-terminal lets them through)\n", note)
+	return note
+}
+
+// hostVerification names what the launcher observed from outside.
+func hostVerification(host []selftest.Result, ll *selftest.LandlockStatus) map[string]string {
+	hv := map[string]string{}
+	for _, r := range host {
+		hv[r.Probe] = string(r.Decision) + ": " + r.Observed
+	}
+	if ll != nil {
+		hv["landlock"] = fmt.Sprintf("abi %d, fs %v, net %v, scoped %v", ll.ABI, ll.FS, ll.Net, ll.Scoped)
+	}
+	if len(hv) == 0 {
+		return nil
+	}
+	return hv
+}
+
+func digestJSON(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -2,13 +2,9 @@ package launcher
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"time"
 
@@ -16,7 +12,6 @@ import (
 
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/ledger"
-	"github.com/agentbox/agentbox/selftest"
 )
 
 // Run carries one sandbox through the whole pipeline: Prepare, Start,
@@ -30,27 +25,48 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{ExitCode: ExitCode(err)}, err
 	}
-	var code int
+	var o outcome
 	if cfg.ProbesOnly {
-		code, err = l.selfTest(ctx)
+		o = l.selfTest(ctx)
 	} else {
-		code, err = l.run(ctx)
+		o = l.run(ctx)
 	}
-	l.endEvidence(code, err)
-	return l.result(code), err
+	l.endEvidence(o.recorded, o.exit, o.err)
+	return o.result(), o.err
+}
+
+// ran is what the stages after Prepare handed on: the verified probes, the
+// agent's Landlock status once it was handed the sandbox, and the exit code
+// with the error that ended the run early, if any.
+type ran struct {
+	v    verified
+	h    handedOver
+	exit int
+	err  error
+}
+
+// outcome is how a launch ended: the Prepare stage's value (whatever of it
+// was reached), what ran after it, and the record, if one was written.
+type outcome struct {
+	ran
+	p        *prepared
+	rec      ledger.Record
+	recorded bool
 }
 
 // result is what the launch hands back to its caller.
-func (l *launch) result(code int) Result {
+func (o outcome) result() Result {
 	return Result{
-		Record: l.rec, Probes: l.st.all(), Failed: l.failedProbes(),
-		ResidualAllowed: l.residualAllowed(), Plan: l.plan, ExitCode: code,
+		Record: o.rec, Probes: o.v.all(), Failed: o.v.verdict.Failed,
+		ResidualAllowed: o.v.verdict.ResidualAllowed, Plan: o.p.plan, ExitCode: o.exit,
 	}
 }
 
-// run is the pipeline for one agent. It returns the exit code and the
-// error that ended the run early, if any.
-func (l *launch) run(ctx context.Context) (int, error) {
+// failed is a ran that ended with err.
+func failed(err error) ran { return ran{exit: ExitCode(err), err: err} }
+
+// run is the pipeline for one agent.
+func (l *launch) run(ctx context.Context) outcome {
 	// Signals are handled here from the start, so that Ctrl-C during setup
 	// still ends in teardown, and during the run reaches the agent.
 	sigs := make(chan os.Signal, 8)
@@ -58,110 +74,109 @@ func (l *launch) run(ctx context.Context) (int, error) {
 	defer signal.Stop(sigs)
 	setupCtx, cancel := cancelOnSignal(ctx, sigs)
 	start := time.Now().UTC()
-	prepared := l.prepare(setupCtx)
+	p := &prepared{planned: &planned{l: l}}
+	err := l.runSteps(setupCtx, p.recipe(setupCtx))
 	cancel()
-	if l.runDir == nil {
-		return ExitCode(prepared), prepared
+	o := outcome{p: p, ran: failed(err)}
+	if p.runDir == nil {
+		return o
 	}
-	exit, runErr := ExitCode(prepared), prepared
-	if prepared == nil {
-		exit, runErr = l.startAndWait(ctx, sigs)
+	if err == nil {
+		o.ran = l.startAndWait(ctx, p, sigs)
 	}
-	l.finish(start, exit, runErr)
-	if runErr != nil {
-		return ExitCode(runErr), runErr
-	}
-	return exit, nil
-}
-
-// prepare is the Prepare stage: every step up to a created, not yet
-// started sandbox whose init holds its configuration.
-func (l *launch) prepare(ctx context.Context) error {
-	return l.runSteps(ctx, l.recipe(ctx, false))
-}
-
-// recipe is the Prepare stage's steps. Dry (agentbox spec) is the same
-// recipe up to the rendered spec with nothing made, leased or started: no
-// canary, no gc, no run directory, the gateway's socket where a run's
-// would be, the id slot a run would get (the allocator's Peek).
-func (l *launch) recipe(ctx context.Context, dry bool) []namedStep {
-	planned := []namedStep{
-		{"policy", l.loadPolicy},
-		{"env canary", func() error { l.st.canaries.plantEnvCanary(); return nil }},
-		{"host", l.captureHost},
-		{"gc", l.collectStale},
-		{"run directory", l.createRunDir},
-		{"gateway", l.startGateway},
-		{"ids", func() error { return l.allocateIDs(dry) }},
-		{"workspace", l.inspectWorkspace},
-		{"plan", l.resolvePlan},
-		{"evidence", l.checkEvidence},
-		{"agent", l.prepareAgent},
-		{"render", l.render},
-	}
-	if dry {
-		skip := []string{"env canary", "gc", "run directory"}
-		planned = slices.DeleteFunc(planned, func(s namedStep) bool { return slices.Contains(skip, s.name) })
-		planned[slices.IndexFunc(planned, func(s namedStep) bool { return s.name == "gateway" })].run = func() error {
-			l.host.GatewaySocket = l.specGatewaySocket()
-			return nil
-		}
-		return planned
-	}
-	return append(planned, []namedStep{
-		{"audit", l.auditSpec},
-		{"bundle", l.writeBundle},
-		{"lsm", l.loadLSM},
-		{"workspace grant", l.grantWorkspace},
-		{"canaries", l.plantCanaries},
-		{"init channel", l.openInit},
-		{"create", func() error { return l.create(ctx) }},
-		{"configure init", l.configureInit},
-	}...)
+	return l.finish(start, o)
 }
 
 // startAndWait is the Start, Verify, HandOver and Wait stages of a run.
-func (l *launch) startAndWait(ctx context.Context, sigs <-chan os.Signal) (int, error) {
+func (l *launch) startAndWait(ctx context.Context, p *prepared, sigs <-chan os.Signal) ran {
 	// A signal before the agent may run aborts the launch: there is nothing
 	// to forward it to, and no agent may start after it. Once init has its
 	// go, signals wait in sigs for the agent.
 	checkCtx, cancel := cancelOnSignal(ctx, sigs)
-	err := l.startChecked(checkCtx)
+	v, err := l.startChecked(checkCtx, p, true)
 	interrupted := checkCtx.Err() != nil
 	cancel()
 	switch {
 	case err != nil:
-		return ExitCode(err), err
+		r := failed(err)
+		r.v = v
+		return r
 	case interrupted:
-		_ = l.st.init.Abort("interrupted")
-		err := l.step("self-test", func() error { return &refusal{"interrupted before the agent started"} })
-		return ExitCode(err), err
+		_ = p.initCh.Abort("interrupted")
+		r := failed(l.step("self-test", func() error { return &refusal{"interrupted before the agent started"} }))
+		r.v = v
+		return r
 	}
-	if err := l.step("hand over", func() error { return l.handOver(ctx) }); err != nil {
-		return ExitCode(err), err
+	var h handedOver
+	if err := l.step("hand over", func() (err error) { h, err = p.handOver(ctx); return err }); err != nil {
+		return ran{v: v, exit: ExitCode(err), err: err}
 	}
-	return l.wait(ctx, sigs)
+	exit, err := l.wait(ctx, p, sigs)
+	return ran{v: v, h: h, exit: exit, err: err}
 }
 
-// startChecked is the Start and Verify stages: the sandbox starts, and
-// the self-test must pass.
-func (l *launch) startChecked(ctx context.Context) error {
-	if err := l.step("start", func() error { return l.sess.Start(ctx) }); err != nil {
-		return err
+// startChecked is the Start and Verify stages: the sandbox starts, and its
+// probes and the host's checks are judged; with refuse (a run) any failure
+// refuses the launch.
+func (l *launch) startChecked(ctx context.Context, p *prepared, refuse bool) (verified, error) {
+	if err := l.step("start", func() error { return p.sess.Start(ctx) }); err != nil {
+		return verified{}, err
 	}
-	return l.step("self-test", func() error { return l.checkBoundary(ctx) })
+	var v verified
+	err := l.step("self-test", func() (err error) { v, err = p.verify(ctx, refuse); return err })
+	return v, err
 }
 
 // wait is the Wait stage: the agent's exit code, with signals forwarded.
-func (l *launch) wait(ctx context.Context, sigs <-chan os.Signal) (int, error) {
+func (l *launch) wait(ctx context.Context, p *prepared, sigs <-chan os.Signal) (int, error) {
 	started := time.Now()
-	code, err := l.sess.Wait(ctx, sigs, l.plan.Terminal || !engine.ForegroundOfTerminal())
+	code, err := p.sess.Wait(ctx, sigs, p.plan.Terminal || !engine.ForegroundOfTerminal())
 	l.trace("agent", started)
 	if err != nil {
 		err = l.step("wait", func() error { return err })
 		return ExitCode(err), err
 	}
 	return code, nil
+}
+
+// selfTest builds the sandbox the current policy describes, runs every
+// probe in it with no agent, verifies it from the host, tears it down and
+// records it. Its exit code is 0 when every probe passed and teardown was
+// clean, ExitFindings otherwise.
+func (l *launch) selfTest(ctx context.Context) outcome {
+	start := time.Now().UTC()
+	p := &prepared{planned: &planned{l: l}}
+	err := l.runSteps(ctx, p.recipe(ctx))
+	o := outcome{p: p, ran: failed(err)}
+	if p.runDir == nil {
+		return o
+	}
+	if err == nil {
+		o.ran = l.probeOnly(ctx, p)
+	}
+	return l.finish(start, o)
+}
+
+// probeOnly is the Start, Verify and Wait stages of a self-test: the
+// sandbox starts, the probes and the host's verification are collected
+// and judged, and init, told to go with no agent, exits.
+func (l *launch) probeOnly(ctx context.Context, p *prepared) ran {
+	v, err := l.startChecked(ctx, p, false)
+	if err == nil {
+		if err = p.initCh.Go(); err == nil { // no agent: init exits
+			_, err = p.sess.Wait(ctx, nil, false)
+		}
+	}
+	if err != nil {
+		r := failed(err)
+		r.v = v
+		return r
+	}
+	r := ran{v: v}
+	if len(v.verdict.Failed) > 0 {
+		r.exit = ExitFindings
+	}
+	return r
 }
 
 // cancelOnSignal returns a context that ends when a signal arrives during
@@ -179,159 +194,62 @@ func cancelOnSignal(parent context.Context, sigs <-chan os.Signal) (context.Cont
 	return ctx, func() { close(stop); cancel() }
 }
 
-// collectStale cleans what crashed runs left before this one starts.
-func (l *launch) collectStale() error {
-	recs, err := CollectGarbage(context.Background(), l.dirs, l.cfg.Engine)
-	for _, r := range recs {
-		fmt.Fprintf(l.out, "agentbox: cleaned stale run %s: %s\n", r.RunID, r.Notes)
-	}
-	if err != nil {
-		fmt.Fprintf(l.out, "agentbox: warning: cleaning stale runs: %v\n", err)
-	}
-	return nil
-}
-
 // finish is the Teardown and Record stages: it tears the sandbox down,
 // verifies it, and appends the record.
-func (l *launch) finish(start time.Time, exit int, runErr error) {
-	td, gw := l.tearDown()
-	if l.cfg.ProbesOnly && exit == ExitOK && td != nil && !td.Clean() {
-		exit = ExitFindings // a self-test whose sandbox left residue did not pass
+func (l *launch) finish(start time.Time, o outcome) outcome {
+	td := l.tearDown(o.p)
+	if l.cfg.ProbesOnly && o.exit == ExitOK && !td.teardown.Clean() {
+		o.exit = ExitFindings // a self-test whose sandbox left residue did not pass
 	}
-	l.recordRun(start, exit, runErr, td, gw)
+	o.rec, o.recorded = l.record(start, o, td), true
+	if !td.teardown.Clean() {
+		fmt.Fprintf(l.out, "agentbox: teardown left residue: %s (run 'agentbox gc')\n", describe(td.teardown))
+	}
+	if err := o.p.dirs.Ledger().Append(o.rec); err != nil {
+		fmt.Fprintf(l.out, "agentbox: warning: ledger: %v\n", err)
+	}
+	if l.ev != nil {
+		l.ev.Record(o.rec)
+	}
+	return o
+}
+
+// tornDown is the Teardown stage's value: the teardown record, the
+// gateway's counts, and the workspace compared with its launch snapshot.
+type tornDown struct {
+	teardown ledger.Teardown
+	gateway  ledger.Gateway
+	ws       workspaceAfter
 }
 
 // tearDown is the Teardown stage: init's channel, the streams, the gateway,
 // the sandbox and everything the run set up outside it, verified gone; then
-// the workspace compared with its snapshot. It returns the teardown
-// record and the gateway's counts.
-func (l *launch) tearDown() (*ledger.Teardown, ledger.Gateway) {
+// the workspace compared with its snapshot.
+func (l *launch) tearDown(p *prepared) tornDown {
 	began := time.Now()
-	if l.st.init != nil {
-		l.st.init.Close()
+	if p.initCh != nil {
+		p.initCh.Close()
 	}
 	// The agent's output is written out, and the terminal restored, before
 	// any line of agentbox's own.
-	if l.sess != nil {
-		l.sess.Close()
+	if p.sess != nil {
+		p.sess.Close()
 	}
-	gw := l.stopGateway()
-	td := l.teardown()
-	l.inspectLeftovers()
-	if p := l.host.SELinuxLabels[0]; p != "" {
-		selinux.ReleaseLabel(p)
+	var td tornDown
+	td.gateway = l.stopGateway(p.gw)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	td.teardown = cleanRun(ctx, p.dirs, l.cfg.opener(), p.runDir, p.meta)
+	cancel()
+	td.ws = l.inspectLeftovers(p.ws)
+	if label := p.host.SELinuxLabels[0]; label != "" {
+		selinux.ReleaseLabel(label)
 	}
-	if err := l.st.canaries.remove(); err != nil {
+	if err := p.canaries.remove(); err != nil {
 		fmt.Fprintf(l.out, "agentbox: warning: removing canaries: %v\n", err)
 	}
 	l.trace("teardown", began)
-	if err := l.releaseIDs(); err != nil {
+	if err := p.ids.release(); err != nil {
 		fmt.Fprintf(l.out, "agentbox: warning: %v\n", err)
 	}
-	return td, gw
-}
-
-// recordRun is the Record stage: the run's record, on the ledger and the
-// evidence channel.
-func (l *launch) recordRun(start time.Time, exit int, runErr error, td *ledger.Teardown, gw ledger.Gateway) {
-	l.rec = l.record(start, exit, runErr, td)
-	l.rec.Gateway = gw
-	l.rec.Notes = l.terminalNote()
-	l.recordWorkspace()
-	if td != nil && !td.Clean() {
-		fmt.Fprintf(l.out, "agentbox: teardown left residue: %s (run 'agentbox gc')\n", describe(*td))
-	}
-	if err := l.dirs.Ledger().Append(l.rec); err != nil {
-		fmt.Fprintf(l.out, "agentbox: warning: ledger: %v\n", err)
-	}
-	if l.ev != nil {
-		l.ev.Record(l.rec)
-	}
-}
-
-// terminalNote says, for the record and the user, what the terminal filter
-// kept from the user's terminal, or that it was off.
-func (l *launch) terminalNote() string {
-	switch {
-	case l.sess == nil || l.cfg.ProbesOnly:
-		return ""
-	case l.cfg.RawTerminal:
-		return "terminal filter off (--raw-terminal)"
-	}
-	d := l.sess.Dropped()
-	if d.Total() == 0 {
-		return ""
-	}
-	note := fmt.Sprintf("terminal filter removed %d sequence(s) the agent wrote: %s", d.Total(), d)
-	fmt.Fprintf(l.out, "agentbox: %s (agentbox run --raw-terminal lets them through)\n", note)
-	return note
-}
-
-func (l *launch) record(start time.Time, exit int, runErr error, td *ledger.Teardown) ledger.Record {
-	kind := ledger.KindRun
-	if l.cfg.ProbesOnly {
-		kind = ledger.KindSelftest
-	}
-	rec := ledger.Record{RunID: l.runID, Kind: kind, Start: start, End: time.Now().UTC(), Command: l.argv(), Teardown: td, ExitCode: exit}
-	if l.plan != nil {
-		for _, r := range l.plan.Residuals {
-			rec.Residuals = append(rec.Residuals, ledger.Residual{Code: r.Code, Detail: r.Reason})
-		}
-		rec.Digests.Policy = digestJSON(l.policy)
-	}
-	for _, src := range l.sources {
-		rec.PolicySources = append(rec.PolicySources, ledger.PolicySource{Path: src.Path, Kind: string(src.Kind), Digest: src.Digest})
-	}
-	if l.ids.rootless != nil && l.ids.rootless.Reason != "" {
-		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: "rootless-single-id", Detail: l.ids.rootless.Reason})
-	}
-	if l.spec != nil {
-		rec.Digests.Spec = digestJSON(l.spec)
-		if l.spec.Linux != nil {
-			rec.Digests.Seccomp = digestJSON(l.spec.Linux.Seccomp)
-		}
-	}
-	rec.Findings = LedgerFindings(l.findings)
-	if l.agent.Agent != "" && l.agent.Agent != "generic" {
-		rec.Agent = l.agent.Agent
-	}
-	rec.PermissionMode = l.agent.Permission.Mode
-	rec.Probes = ledgerProbes(l.st.all())
-	rec.HostVerification = l.hostVerification()
-	for probe, reason := range l.st.allowUnknown {
-		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: "probe-unknown-accepted", Detail: probe + ": " + reason})
-	}
-	if runErr != nil {
-		rec.Error = runErr.Error()
-	}
-	return rec
-}
-
-// hostVerification names what the launcher observed from outside.
-func (l *launch) hostVerification() map[string]string {
-	hv := map[string]string{}
-	for _, r := range l.st.host {
-		hv[r.Probe] = string(r.Decision) + ": " + r.Observed
-	}
-	if ll := l.st.landlock; ll != nil {
-		hv["landlock"] = fmt.Sprintf("abi %d, fs %v, net %v, scoped %v", ll.ABI, ll.FS, ll.Net, ll.Scoped)
-	}
-	if len(hv) == 0 {
-		return nil
-	}
-	return hv
-}
-
-func digestJSON(v any) string {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// all is every result: the sandbox's probes, then the host's checks.
-func (st *selfTest) all() []selftest.Result {
-	return append(append([]selftest.Result{}, st.results...), st.host...)
+	return td
 }

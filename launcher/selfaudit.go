@@ -13,9 +13,10 @@ import (
 // that audit someone else's container). A finding that neither the policy
 // accepts with a written reason nor the host imposes as a recorded residual
 // refuses the launch.
-func (l *launch) auditSpec() error {
-	opts := audit.Options{Workspaces: []string{l.plan.Workspace}, HomeDirs: l.host.Homes, AllowEnv: l.agent.TokenVars(), Accept: l.acceptances()}
-	for _, m := range l.plan.Mounts {
+func (p *prepared) auditSpec() error {
+	plan := p.plan
+	opts := audit.Options{Workspaces: []string{plan.Workspace}, HomeDirs: p.host.Homes, AllowEnv: plan.Agent.TokenVars, Accept: acceptances(plan), RuntimeAdvisories: p.advice.refusals()}
+	for _, m := range plan.Mounts {
 		switch {
 		case m.ReadOnly && m.Kind == policy.KindInstall:
 			opts.ReadOnlyPaths = append(opts.ReadOnlyPaths, m.Source)
@@ -23,22 +24,22 @@ func (l *launch) auditSpec() error {
 			opts.RuntimeFiles = append(opts.RuntimeFiles, m.Source)
 		}
 	}
-	if l.plan.Init != "" && l.plan.Identity.Init.Split {
+	if plan.Init != "" && plan.Identity.Init.Split {
 		// agentbox-init holds these only to start its children as the
 		// agent, who drop them before they execute anything (and init
 		// keeps CAP_KILL alone once the agent runs); capabilities-zero and
 		// host-capabilities check the agent itself. The audit still
 		// reports them, as init-capabilities.
-		opts.Init = &audit.InitProcess{Path: l.plan.Init, Caps: l.plan.Identity.Init.Caps}
+		opts.Init = &audit.InitProcess{Path: plan.Init, Caps: plan.Identity.Init.Caps}
 	}
-	report := audit.Spec(l.spec, opts)
+	report := audit.Spec(p.spec, opts)
 	var refused []audit.Finding
 	for _, c := range report.Containers {
 		for _, f := range c.Findings {
 			if f.Fails() {
 				refused = append(refused, f)
 			}
-			l.findings = append(l.findings, f)
+			p.findings = append(p.findings, f)
 		}
 	}
 	if len(refused) == 0 {
@@ -46,7 +47,7 @@ func (l *launch) auditSpec() error {
 	}
 	for _, f := range refused {
 		subject, _, _ := strings.Cut(f.Subject, " -> ") // an acceptance names a bind by its source
-		fmt.Fprintf(l.out, "agentbox: finding %s (%s) %s: %s; fix: %s; or %s\n", f.Code, f.Severity, ledger.Printable(f.Subject), ledger.Printable(f.Detail), f.Fix, ledger.Printable(policy.AcceptHint(f.Code, subject)))
+		fmt.Fprintf(p.l.out, "agentbox: finding %s (%s) %s: %s; fix: %s; or %s\n", f.Code, f.Severity, ledger.Printable(f.Subject), ledger.Printable(f.Detail), f.Fix, ledger.Printable(policy.AcceptHint(f.Code, subject)))
 	}
 	return refusef("the generated sandbox has %d finding(s) the policy does not accept: %s; fix each one as shown, or accept it with a written reason", len(refused), codes(refused))
 }
@@ -57,9 +58,9 @@ func (l *launch) auditSpec() error {
 // never makes auto-approve refuse the launch. (The self-audit sees the
 // spec, whose args are agentbox-init's; the agent's argv reaches the
 // auto-approve check through the agent adapter's environment only.)
-func (l *launch) acceptances() []policy.Acceptance {
-	as := append([]policy.Acceptance(nil), l.plan.Accepted...)
-	for _, r := range l.plan.Residuals {
+func acceptances(plan *policy.Plan) []policy.Acceptance {
+	as := append([]policy.Acceptance(nil), plan.Accepted...)
+	for _, r := range plan.Residuals {
 		as = append(as, policy.Acceptance{Code: r.Code, Reason: "host: " + r.Reason})
 	}
 	return as

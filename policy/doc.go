@@ -1,7 +1,11 @@
 // Package policy holds the one struct that says what a sandbox may do, loads
 // it from policy files and flags, and resolves it against captured host facts
-// into a Plan: the complete, side-effect-free description of one sandbox that
-// the renderers (spec/, later compose/) translate without deciding anything.
+// (Host) and the values chosen for the run (Run: its id, directory, gateway
+// token and Target) into a Plan: the complete, side-effect-free description
+// of one sandbox, the agent adapter's changes included, that the renderers
+// (spec/, compose/) translate without deciding anything. What the plan names
+// but does not hold (the run directory, the gateway, the leased ids) is made
+// after it, from it.
 //
 // The zero Policy is the strict boundary of DESIGN.md §2:
 //

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // fakeFS is a captured host file system: paths with their info, and
@@ -136,13 +134,5 @@ func testHost(f *fakeFS) Host {
 		EUID: 0, Home: "/root", Homes: []string{"/root", "/home/ana"},
 		Environ: []string{"TERM=xterm", "LANG=C.UTF-8", "LC_ALL=C", "OPENAI_API_KEY=sk-secret", "PATH=/host/bin", "HOME=/root", "AWS_SECRET_ACCESS_KEY=x"},
 		Cwd:     "/srv/proj", CanLimit: true, FS: f, LandlockABI: 9,
-		MapIDs: func(r IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
-			u := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
-			g := u
-			if r.KeepUID != nil {
-				u = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: r.UID}, {ContainerID: r.UID, HostID: *r.KeepUID, Size: 1}, {ContainerID: r.UID + 1, HostID: 100000 + r.UID + 1, Size: 65535 - r.UID}}
-			}
-			return u, g, nil
-		},
 	}
 }

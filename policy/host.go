@@ -2,14 +2,15 @@ package policy
 
 import (
 	"io/fs"
-
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // Host is everything the planner needs to know about the machine and the
-// invoking user. The launcher captures it once (see the hostfacts in
-// cmd/agentbox); tests fill it by hand. Resolve reads the host only through
-// it, which keeps planning free of side effects.
+// invoking user: facts only, read before planning and never an effect or
+// a callback. The launcher captures it once (host.Capture, plus the facts
+// it reads itself: InitPath, SubIDs, the workspace's sockets); tests fill
+// it by hand. Resolve reads the host only through it, which keeps planning
+// free of side effects. What the launcher chooses for the run (its id,
+// directory, gateway token, target) is not a host fact: it is Run.
 type Host struct {
 	// EUID and EGID are the launcher's effective ids; Rootless is EUID != 0.
 	EUID, EGID uint32
@@ -37,24 +38,18 @@ type Host struct {
 	// AppArmorReady is true when agentbox's profile can be used: root
 	// loads it, an ordinary user needs it loaded already.
 	AppArmorReady bool
-	// GatewaySocket is the run's gateway socket on the host, bound into the
-	// sandbox at GatewaySocket; empty runs without a gateway.
-	GatewaySocket string
-	// InitPath is agentbox-init on the host, bound read-only into the
-	// sandbox as its first process; empty runs the command directly.
+	// InitPath is agentbox-init on the host where the sandbox's ids can
+	// reach it (the launcher copies it there after planning when it must),
+	// bound read-only into the sandbox as its first process; empty runs the
+	// command directly.
 	InitPath string
-	// RootlessSingle is true for a rootless launcher that has no
-	// subordinate ids (or no newuidmap): its own uid is then the only id of
-	// the sandbox, and the agent is root of its user namespace.
-	RootlessSingle bool
-	// EngineRuntime is true when a container engine (Docker, Podman) runs
-	// the sandbox with a runtime of its own choosing: agentbox executes no
-	// runtime, so the named one is recorded as given, neither looked up on
-	// this host nor checked as a program root would run.
-	EngineRuntime bool
-	// WorkspaceSockets are the pathname unix sockets found in the workspace
-	// (workspace.Inspect), relative to it; the plan covers each. Nil: none
-	// found, or the workspace was not inspected (agentbox spec).
+	// SubIDs are the invoking user's subordinate ids, which decide a
+	// rootless sandbox's id map (IDMode); unused as root.
+	SubIDs SubIDs
+	// WorkspaceSockets are the pathname unix sockets in the workspace,
+	// relative to it: those workspace.Inspect found, and the one the
+	// launcher will plant there as a canary; the plan covers each. Nil:
+	// none, or the workspace was not inspected.
 	WorkspaceSockets []string
 	// LandlockABI is the kernel's Landlock ABI, 0 without Landlock; at 9
 	// and later Landlock also refuses connecting to sockets made outside
@@ -62,17 +57,25 @@ type Host struct {
 	LandlockABI int
 	// FS reads paths: stat, symlink resolution and PATH lookup.
 	FS FS
-	// MapIDs builds the user namespace maps for an identity (userns does
-	// it for real, with this run's allocated range).
-	MapIDs func(IDRequest) (uid, gid []specs.LinuxIDMapping, err error)
 }
 
-// IDRequest asks for id maps: the agent's ids inside and, when the
-// workspace owner is not root, the host ids they must map to.
-type IDRequest struct {
-	UID, GID         uint32
-	KeepUID, KeepGID *uint32
-	Rootless         bool
+// SubIDs are the facts of /etc/subuid, /etc/subgid and the uidmap package
+// for the invoking user: its first subordinate uid and gid ranges (Count 0
+// when it has none) and whether newuidmap and newgidmap are installed.
+// With both ranges and the tools, a rootless sandbox maps container ids
+// 0..Count-1 onto the ranges (IDSubIDs); without, it has the user's own ids
+// only (IDSingle), and the plan records the residual rootless-single-id.
+type SubIDs struct {
+	// User is the invoking user's name, for the fix the residual names.
+	User     string
+	UID, GID IDRange
+	NewIDMap bool
+}
+
+// IDRange is a range of host ids: Start and the Count ids above it.
+type IDRange struct {
+	Start uint32 `json:"start"`
+	Count uint32 `json:"count"`
 }
 
 // FS is the read-only view of the host file system that planning uses.

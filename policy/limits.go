@@ -21,7 +21,7 @@ func (r *resolver) resolveLimits() error {
 	if rl.CPUWeight == 0 {
 		rl.CPUWeight = DefaultCPUWeight
 	}
-	if !r.h.CanLimit {
+	if !r.h.CanLimit && !r.engine() { // an engine's daemon applies them
 		r.residual("no-resource-limits", "this host cannot apply cgroup limits for this user: "+r.h.LimitReason)
 		return nil
 	}
@@ -33,7 +33,7 @@ func (r *resolver) resolveLSM() error {
 	switch {
 	case r.h.SELinux:
 		r.plan.LSM = LSM{Kind: LSMSELinux, ProcessLabel: r.h.SELinuxLabels[0], MountLabel: r.h.SELinuxLabels[1]}
-	case r.h.AppArmor && r.h.AppArmorReady:
+	case r.h.AppArmor && (r.h.AppArmorReady || r.engine()): // a project carries the profile, loaded by whoever starts it
 		r.plan.LSM = LSM{Kind: LSMAppArmor, AppArmorProfile: AppArmorProfile}
 	case r.h.AppArmor:
 		r.plan.LSM = LSM{Kind: LSMNone}

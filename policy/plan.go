@@ -1,11 +1,21 @@
 package policy
 
-import specs "github.com/opencontainers/runtime-spec/specs-go"
+import (
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/agents"
+)
 
 // Plan is one resolved sandbox: every path resolved, every default applied,
-// every decision made. Renderers translate it without deciding anything, and
-// it has no side effects, so it can be printed, compared and tested whole.
+// every decision made, the agent adapter's included. Renderers translate it
+// without deciding anything, and it has no side effects, so it can be
+// printed, compared and tested whole. What it names but does not hold is
+// made after it, from it: the run directory, the gateway at GatewaySocket,
+// the id maps of Identity.IDMap (spec.Extras), the seccomp filter of
+// Seccomp.
 type Plan struct {
+	// Target is what runs the sandbox (Run.Target).
+	Target Target `json:"target"`
 	// Command is the agent's argv; Command[0] is an absolute path inside
 	// the sandbox.
 	Command []string `json:"command"`
@@ -32,6 +42,9 @@ type Plan struct {
 	Limits *ResolvedLimits `json:"limits,omitempty"`
 	// LSM is the mandatory access control layer chosen for this host.
 	LSM LSM `json:"lsm"`
+	// Landlock is the agent's Landlock ruleset where LSM is none; nil
+	// where a label confines the agent, or no agentbox-init applies it.
+	Landlock *Landlock `json:"landlock,omitempty"`
 	// Runtime is the OCI runtime to run the bundle with.
 	Runtime Runtime `json:"runtime"`
 	// CgroupsPath is the sandbox's cgroup below the hierarchy's root,
@@ -49,6 +62,13 @@ type Plan struct {
 	Network Network `json:"network"`
 	// Gateway is the gateway's model configuration (the policy's).
 	Gateway Gateway `json:"gateway"`
+	// GatewaySocket is the run's gateway socket on the host, in the run
+	// directory, bound at the sandbox's GatewaySocket; empty: no gateway of
+	// agentbox's own.
+	GatewaySocket string `json:"gateway_socket,omitempty"`
+	// Agent is what the agent adapter made of the command (Command and Env
+	// are already the adapter's); zero without a gateway.
+	Agent Agent `json:"agent"`
 	// Accepted are the policy's accepted findings, carried to the audit.
 	Accepted []Acceptance `json:"accepted,omitempty"`
 	// Residuals are the layers this host or this policy cannot provide,
@@ -72,10 +92,11 @@ type Identity struct {
 	// GrantWorkspace is true when the agent's host uid is not the
 	// workspace owner's and must be granted access (an ACL) for the run.
 	GrantWorkspace bool `json:"grant_workspace,omitempty"`
-	// UIDMappings and GIDMappings are the user namespace's id maps. No
-	// container id maps to host root.
-	UIDMappings []specs.LinuxIDMapping `json:"uid_mappings"`
-	GIDMappings []specs.LinuxIDMapping `json:"gid_mappings"`
+	// IDMap is the request for the user namespace's id maps: UID, GID,
+	// KeepUID and KeepGID above, mapped the way its mode says. The maps are
+	// made after planning (a slot is leased for the run), checked with
+	// CheckMappings, and rendered from spec.Extras.
+	IDMap IDMap `json:"id_map"`
 	// Rootless is true when agentbox runs as an ordinary user.
 	Rootless bool `json:"rootless,omitempty"`
 	// Init is who agentbox-init runs as, when it is the first process.
@@ -142,13 +163,50 @@ func (p *Plan) ProcessCwd() string {
 	return p.Cwd
 }
 
-// AgentHostUID returns the host uid the agent's files come out owned by.
-func (id Identity) AgentHostUID() (uint32, bool) { return hostID(id.UIDMappings, id.UID) }
+// IDMode is how a sandbox's ids map to the host's; Resolve decides it once.
+type IDMode string
 
-// AgentHostGID returns the host gid of the agent's primary group.
-func (id Identity) AgentHostGID() (uint32, bool) { return hostID(id.GIDMappings, id.GID) }
+// ID map modes.
+const (
+	// IDSlot (root): container ids 0..N-1 map onto a slot of host ids
+	// leased for the run after planning (userns.Allocator), the agent's ids
+	// onto KeepUID and KeepGID where those are set.
+	IDSlot IDMode = "slot"
+	// IDSubIDs (rootless, with subordinate ids and newuidmap): container
+	// ids 0..N-1 map onto IDMap.UIDs and GIDs, the user's subordinate
+	// ranges, and the agent's onto the user's own ids.
+	IDSubIDs IDMode = "subids"
+	// IDSingle (rootless without): the user's own uid and gid are the only
+	// ids, the agent's (0 inside); the residual rootless-single-id says so.
+	IDSingle IDMode = "single"
+	// IDEngine: a container engine runs the sandbox and its ids are host
+	// ids (Docker without userns-remap); agentbox maps none.
+	IDEngine IDMode = "engine"
+)
 
-func hostID(maps []specs.LinuxIDMapping, inside uint32) (uint32, bool) {
+// IDMap is the plan's id-map request beyond the agent's ids: the mode and,
+// for IDSubIDs, the host ranges container ids 0..Count-1 map onto. A
+// slot's range is leased after planning and is not here.
+type IDMap struct {
+	Mode IDMode  `json:"mode"`
+	UIDs IDRange `json:"uids,omitzero"`
+	GIDs IDRange `json:"gids,omitzero"`
+}
+
+// Agent is what the agent adapter (package agents) made of the command.
+type Agent struct {
+	// Name is the adapter's name: codex, claude, …, or generic.
+	Name string `json:"name"`
+	// Permission is the permission mode the command selects.
+	Permission agents.Permission `json:"permission"`
+	// TokenVars are the environment variables that carry the per-run
+	// gateway token (agents.Launch.TokenVars), which the audit and the
+	// environment probe do not count as credentials.
+	TokenVars []string `json:"token_vars,omitempty"`
+}
+
+// HostID returns the host id that inside maps to under maps.
+func HostID(maps []specs.LinuxIDMapping, inside uint32) (uint32, bool) {
 	for _, m := range maps {
 		if inside >= m.ContainerID && inside-m.ContainerID < m.Size {
 			return m.HostID + inside - m.ContainerID, true

@@ -51,26 +51,22 @@ const (
 	Hostname = "agentbox"
 )
 
-// Run names the launch a plan is for: its run id (RunIDPlaceholder for
-// `agentbox spec`, which runs nothing; empty for a plan of no run of
-// agentbox's own, such as compose's) and the directory the launcher writes
-// its bundle into.
-type Run struct {
-	ID     string
-	Bundle string
-}
-
-// RunIDPlaceholder stands for the run id in a plan made for no run
-// (agentbox spec shows where a run's cgroup would go).
-const RunIDPlaceholder = "RUN_ID"
-
 // Resolve turns a policy and a command into a Plan for host h and launch
-// run. It reads the host only through h and changes nothing.
+// run: every decision of the sandbox, the agent adapter's changes to the
+// command and environment included, so that nothing edits the plan
+// afterwards. It reads the host only through h and changes nothing: the
+// same inputs give the same plan, and nothing that run names needs to
+// exist yet.
 func Resolve(p Policy, argv []string, h Host, run Run) (*Plan, error) {
 	if len(argv) == 0 {
 		return nil, &InputError{Field: "command", Msg: "no command to run", Fix: "give one after --, for example: agentbox run -- sh"}
 	}
-	r := &resolver{p: p, h: h, run: run, bundle: run.Bundle, plan: &Plan{Hostname: Hostname, Terminal: h.Terminal, Accepted: p.Accept}}
+	if err := checkRun(run); err != nil {
+		return nil, err
+	}
+	run.Target = run.Target.orDefault()
+	plan := &Plan{Hostname: Hostname, Terminal: h.Terminal && run.Target == TargetRuntime, Accepted: p.Accept, Target: run.Target}
+	r := &resolver{p: p, h: h, run: run, bundle: run.Bundle, plan: plan}
 	steps := []struct {
 		name string
 		run  func() error
@@ -91,6 +87,8 @@ func Resolve(p Policy, argv []string, h Host, run Run) (*Plan, error) {
 		{"protected paths", r.resolveProtected},
 		{"workspace sockets", r.coverSockets},
 		{"mounts", r.finishMounts},
+		{"landlock", r.resolveLandlock},
+		{"agent", r.resolveAgent},
 	}
 	for _, s := range steps {
 		if err := s.run(); err != nil {
@@ -100,6 +98,8 @@ func Resolve(p Policy, argv []string, h Host, run Run) (*Plan, error) {
 	return r.plan, nil
 }
 
+// resolver is one Resolve call: its inputs, and the plan its steps fill in
+// order.
 type resolver struct {
 	p      Policy
 	h      Host
@@ -218,7 +218,7 @@ func (r *resolver) resolveRuntime() error {
 	if name == "" {
 		name = "runc"
 	}
-	if r.h.EngineRuntime {
+	if r.engine() {
 		r.plan.Runtime = Runtime{Name: filepath.Base(name)}
 		return nil
 	}
@@ -302,9 +302,10 @@ func (r *resolver) resolveBinds() error {
 // InitPath is where agentbox-init appears inside the sandbox.
 const InitPath = "/.agentbox/init"
 
-// resolveInit binds agentbox-init read-only as the sandbox's first process.
+// resolveInit binds agentbox-init read-only as the sandbox's first process;
+// a container engine starts the command with an init of its own.
 func (r *resolver) resolveInit() error {
-	if r.h.InitPath == "" {
+	if r.h.InitPath == "" || r.engine() {
 		return nil
 	}
 	r.plan.Init = InitPath
@@ -316,16 +317,23 @@ func (r *resolver) resolveInit() error {
 // agentbox-init relays the sandbox's 127.0.0.1 gateway port to it.
 const GatewaySocket = "/run/agentbox/gateway.sock"
 
-// resolveGateway binds the run's gateway socket (the sandbox's one exit).
-// A read-only bind of a socket still accepts connections.
+// resolveGateway places the run's gateway socket in its run directory and
+// binds it (the sandbox's one exit); the launcher starts the gateway there
+// after planning. A read-only bind of a socket still accepts connections.
+// A compose project's gateway is a service of its own.
 func (r *resolver) resolveGateway() error {
 	r.plan.Network, r.plan.Gateway = r.p.Network, r.p.Gateway
-	if r.h.GatewaySocket == "" {
+	if r.run.GatewayToken == "" || r.engine() {
 		return nil
 	}
-	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.h.GatewaySocket, Destination: GatewaySocket, ReadOnly: true})
+	r.plan.GatewaySocket = filepath.Join(r.run.Dir, GatewaySocketDir, GatewaySocketName)
+	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.plan.GatewaySocket, Destination: GatewaySocket, ReadOnly: true})
 	return nil
 }
+
+// engine reports whether a container engine, not agentbox, runs the
+// sandbox.
+func (r *resolver) engine() bool { return r.run.Target == TargetEngine }
 
 // finishMounts orders mounts so that a parent is mounted before its
 // children and rejects two mounts on one destination.

@@ -89,8 +89,8 @@ func TestResolveKeepsWorkspaceOwner(t *testing.T) {
 	if id.UID != 1000 || id.KeepUID == nil || *id.KeepUID != 1000 || id.GrantWorkspace {
 		t.Errorf("identity %+v: want the agent to keep the owner's uid 1000", id)
 	}
-	if uid, _ := id.AgentHostUID(); uid != 1000 {
-		t.Errorf("agent host uid %d, want 1000", uid)
+	if id.IDMap != (IDMap{Mode: IDSlot}) {
+		t.Errorf("id map %+v, want a slot leased after planning", id.IDMap)
 	}
 }
 
@@ -252,45 +252,60 @@ func TestAcceptHint(t *testing.T) {
 }
 
 // A map that reaches host root is a refusal (exit 3), not a host error,
-// and names the file to fix and how.
+// and names the file to fix and how: for the maps made after planning from
+// a leased slot (CheckMappings), and at planning for subordinate ranges
+// that start at 0.
 func TestHostRootMapIsRefused(t *testing.T) {
-	rootMap := func(uid bool) func(*fakeFS, *Host) {
-		return func(_ *fakeFS, h *Host) {
-			h.MapIDs = func(IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
-				bad := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 0, Size: 65536}}
-				good := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
-				if uid {
-					return bad, good, nil
-				}
-				return good, bad, nil
-			}
-		}
-	}
+	bad := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 0, Size: 65536}}
+	good := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+	root := Identity{UID: AgentUID, GID: AgentGID}
+	rootless := Identity{UID: AgentUID, GID: AgentGID, Rootless: true}
 	tests := []struct {
 		name  string
-		setup func(*fakeFS, *Host)
+		check func() error
 		want  []string
 	}{
-		{"uid", rootMap(true), []string{"uid map 0→0 (65536 ids) would make sandbox uid 0 host root", "agentbox's entry in /etc/subuid", "usermod --del-subuids 0-65535 --add-subuids 200000-265535 agentbox"}},
-		{"gid", rootMap(false), []string{"gid map 0→0", "/etc/subgid", "--del-subgids 0-65535"}},
-		{"rootless", func(f *fakeFS, h *Host) {
-			rootMap(true)(f, h)
-			h.EUID, h.EGID = 1000, 1000
-		}, []string{"your entry in /etc/subuid", "$USER"}},
+		{"uid", func() error { return root.CheckMappings(bad, good) }, []string{"uid map 0→0 (65536 ids) would make sandbox uid 0 host root", "agentbox's entry in /etc/subuid", "usermod --del-subuids 0-65535 --add-subuids 200000-265535 agentbox"}},
+		{"gid", func() error { return root.CheckMappings(good, bad) }, []string{"gid map 0→0", "/etc/subgid", "--del-subgids 0-65535"}},
+		{"rootless", func() error { return rootless.CheckMappings(bad, good) }, []string{"your entry in /etc/subuid", "$USER"}},
+		{"rootless subordinate range at 0", func() error {
+			_, err := resolve(t, Policy{}, []string{"sh"}, func(_ *fakeFS, h *Host) {
+				h.EUID, h.EGID = 1000, 1000
+				h.SubIDs = SubIDs{User: "ana", UID: IDRange{Start: 0, Count: 65536}, GID: IDRange{Start: 200000, Count: 65536}, NewIDMap: true}
+			})
+			return err
+		}, []string{"your entry in /etc/subuid", "--del-subuids 0-65535"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := resolve(t, Policy{}, []string{"sh"}, tt.setup)
+			err := tt.check()
 			var ref *RefusedError
 			if !errors.As(err, &ref) {
-				t.Fatalf("Resolve error = %v, want a RefusedError", err)
+				t.Fatalf("error = %v, want a RefusedError", err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Resolve error = %v, want it to say %q", err, w)
+					t.Errorf("error = %v, want it to say %q", err, w)
 				}
 			}
 		})
+	}
+}
+
+// CheckMappings also refuses maps that leave the agent, or a split init,
+// without a host id.
+func TestCheckMappingsNeedsTheAgentAndInitMapped(t *testing.T) {
+	one := []specs.LinuxIDMapping{{ContainerID: 1000, HostID: 1000, Size: 1}}
+	slot := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+	split := Identity{UID: 1000, GID: 1000, Init: InitIdentity{Split: true}}
+	if err := split.CheckMappings(one, one); err == nil || !strings.Contains(err.Error(), "init's uid 0 is not mapped") {
+		t.Errorf("split init without 0 mapped: %v", err)
+	}
+	if err := (Identity{UID: 70000, GID: 1000}).CheckMappings(slot, slot); err == nil || !strings.Contains(err.Error(), "agent uid 70000") {
+		t.Errorf("agent outside the map: %v", err)
+	}
+	if err := split.CheckMappings(slot, slot); err != nil {
+		t.Errorf("a slot: %v", err)
 	}
 }
 
@@ -425,20 +440,6 @@ func TestResolveImageRoot(t *testing.T) {
 	}
 }
 
-func TestNoMappingToHostRoot(t *testing.T) {
-	_, err := resolve(t, Policy{}, []string{"sh"}, func(_ *fakeFS, h *Host) {
-		inner := h.MapIDs
-		h.MapIDs = func(r IDRequest) (u, g []specs.LinuxIDMapping, err error) {
-			u, g, err = inner(r)
-			u[0].HostID = 0
-			return u, g, err
-		}
-	})
-	if err == nil || !strings.Contains(err.Error(), "host root") {
-		t.Errorf("err = %v, want a refusal to map to host root", err)
-	}
-}
-
 func TestResolveLSM(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -485,11 +486,12 @@ func TestResolveLSM(t *testing.T) {
 // which probes that makes report ALLOW.
 func TestInitIdentity(t *testing.T) {
 	single := func(_ *fakeFS, h *Host) {
-		h.EUID, h.EGID, h.RootlessSingle, h.InitPath = 1000, 1000, true, "/opt/agentbox-init"
-		h.MapIDs = func(r IDRequest) ([]specs.LinuxIDMapping, []specs.LinuxIDMapping, error) {
-			m := []specs.LinuxIDMapping{{ContainerID: r.UID, HostID: 1000, Size: 1}}
-			return m, m, nil
-		}
+		h.EUID, h.EGID, h.InitPath = 1000, 1000, "/opt/agentbox-init"
+		h.SubIDs = SubIDs{User: "ana", UID: IDRange{Start: 200000, Count: 65536}, GID: IDRange{Start: 200000, Count: 65536}} // no newuidmap
+	}
+	subids := func(f *fakeFS, h *Host) {
+		single(f, h)
+		h.SubIDs.NewIDMap = true
 	}
 	tests := []struct {
 		name      string
@@ -503,6 +505,7 @@ func TestInitIdentity(t *testing.T) {
 		{"root-owned workspace", func(_ *fakeFS, h *Host) { h.InitPath = "/opt/agentbox-init" }, true, 0, 0, InitCaps, "/", 0},
 		{"owner kept", func(f *fakeFS, h *Host) { f.dir("/srv/proj", 1000, 1000); h.InitPath = "/opt/agentbox-init" }, true, 0, 0, InitCaps, "/", 0},
 		{"rootless single id", single, false, 0, 0, nil, "/srv/proj", 1},
+		{"rootless with subordinate ids", subids, true, 0, 0, InitCaps, "/", 0},
 		{"no init: the agent is the first process", nil, true, 1000, 1000, nil, "/srv/proj", 0},
 	}
 	for _, tt := range tests {
@@ -517,12 +520,12 @@ func TestInitIdentity(t *testing.T) {
 			}
 			var shared []Residual
 			for _, r := range plan.Residuals {
-				if r.Code == ResidualInitSharesUID {
+				if r.Code == ResidualRootlessSingle {
 					shared = append(shared, r)
 				}
 			}
 			if len(shared) != tt.residuals {
-				t.Fatalf("residuals %+v: want %d %s", plan.Residuals, tt.residuals, ResidualInitSharesUID)
+				t.Fatalf("residuals %+v: want %d %s", plan.Residuals, tt.residuals, ResidualRootlessSingle)
 			}
 			if len(shared) == 1 && !cmp.Equal(shared[0].Probes, InitSharedProbes) {
 				t.Errorf("residual names probes %v, want %v", shared[0].Probes, InitSharedProbes)

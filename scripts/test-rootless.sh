@@ -2,7 +2,8 @@
 # test-rootless.sh: run the launcher's integration suite a second time as the
 # unprivileged user agentbox-test (created by test-setup.sh), so that
 # rootless agentbox is tested for real, plus every test named *Rootless
-# (which need an ordinary user and are left out of the root run by name).
+# (which need an ordinary user and are left out of the root run by name):
+# userns's, and the audit's of rootless Podman.
 # Run as root. Tests named *AsRoot need root by design and are left out here
 # by name (not skipped), so that strict mode stays meaningful.
 set -euo pipefail
@@ -22,17 +23,24 @@ CGO_ENABLED=0 go build -o "$work/agentbox-init" ./cmd/agentbox-init
 CGO_ENABLED=0 go build -o "$work/launchertest" ./launcher/internal/launchertest # test-only: pauses at a step
 go test -c -tags integration -o "$work/agentbox.test" ./cmd/agentbox
 go test -c -tags integration -o "$work/userns.test" ./userns
+go test -c -tags integration -o "$work/audit.test" ./audit
 chmod 755 "$work"/*
 
 home=$(getent passwd "$test_user" | cut -d: -f6)
+# The user's runtime directory (scripts/podman-setup.sh makes it, as logind
+# would): rootless Podman keeps its state and API socket there.
+runtime_dir=/run/user/$(id -u "$test_user")
 cd "$work"
 as_user() {
 	runuser -u "$test_user" -- env -i \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME="$home" USER="$test_user" LANG=C.UTF-8 \
-		AGENTBOX_BIN="$work/agentbox" AGENTBOX_TEST_STRICT="${AGENTBOX_TEST_STRICT:-}" "$@"
+		HOME="$home" USER="$test_user" LANG=C.UTF-8 XDG_RUNTIME_DIR="$runtime_dir" \
+		AGENTBOX_BIN="$work/agentbox" AGENTBOX_TEST_STRICT="${AGENTBOX_TEST_STRICT:-}" \
+		AGENTBOX_LAB_AUDIT="${AGENTBOX_LAB_AUDIT:-}" "$@"
 }
 echo "test-rootless: cmd/agentbox as $test_user"
 as_user "$work/agentbox.test" -test.count=1 -test.timeout=10m -test.skip 'AsRoot$' ${TESTFLAGS:-}
 echo "test-rootless: userns *Rootless tests as $test_user"
 as_user "$work/userns.test" -test.count=1 -test.timeout=5m -test.run 'Rootless$' ${TESTFLAGS:-}
+echo "test-rootless: audit *Rootless tests (rootless Podman) as $test_user"
+as_user "$work/audit.test" -test.count=1 -test.timeout=5m -test.run 'Rootless$' ${TESTFLAGS:-}

@@ -7,11 +7,13 @@
 #   - the unprivileged user agentbox-test (with subordinate ids) that owns
 #     test workspaces and runs the rootless suite;
 #   - a running Docker engine and the locally built test images;
+#   - Podman, rootful and rootless, configured for this host, with the same
+#     test image (scripts/podman-setup.sh);
 #   - the Codex CLI and Claude Code from the npm registry.
 set -euo pipefail
 
 packages=(runc crun libseccomp-dev gcc busybox-static docker.io docker-compose containerd
-	uidmap acl iproute2 nftables apparmor util-linux procps file)
+	uidmap acl iproute2 nftables apparmor util-linux procps file podman slirp4netns)
 test_user=agentbox-test
 
 log() { echo "test-setup: $*"; }
@@ -50,6 +52,7 @@ done
 dir=$(cd "$(dirname "$0")" && pwd)
 "$dir/docker-up.sh"
 "$dir/docker-images.sh"
+"$dir/podman-setup.sh"
 # The real agent CLIs for the end-to-end gateway tests (npm registry).
 command -v npm >/dev/null || { log "installing nodejs and npm"; apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 "$dir/gateway-install-agents.sh"

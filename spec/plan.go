@@ -7,14 +7,19 @@ import (
 )
 
 // Extras are the parts of a spec that the plan names but does not hold:
-// the compiled seccomp filter of the plan's profile, and where the bundle
-// keeps the root. (No hook raises lo:
+// the compiled seccomp filter of the plan's profile, the id maps made from
+// the plan's request (Identity.IDMap) once the run's ids are leased, and
+// where the bundle keeps the root. (No hook raises lo:
 // runc and crun raise it in every network namespace they create, and the
 // gateway-reachable probe refuses a sandbox where it is down.)
 type Extras struct {
 	// Seccomp is the filter of the plan's profile (seccomp/profiles.Named
 	// of Plan.Seccomp), compiled for the sandbox's architecture.
 	Seccomp *specs.LinuxSeccomp
+	// UIDMappings and GIDMappings are the user namespace's maps, checked
+	// against the plan's identity (policy.Identity.CheckMappings); none
+	// renders no user namespace maps.
+	UIDMappings, GIDMappings []specs.LinuxIDMapping
 	// RootfsPath is the root directory, relative to the bundle.
 	RootfsPath string
 }
@@ -43,7 +48,7 @@ func Options(plan *policy.Plan, x Extras) []Opt {
 		WithUser(uid, gid),
 		WithCapabilities(caps),
 		WithTerminal(plan.Terminal),
-		WithUserNamespace(plan.Identity.UIDMappings, plan.Identity.GIDMappings),
+		WithUserNamespace(x.UIDMappings, x.GIDMappings),
 		WithMounts(plan.Mounts),
 		WithLimits(plan.Limits),
 		WithLSM(plan.LSM),

@@ -40,7 +40,8 @@ func renderDefault(t *testing.T) []byte {
 	if !ok {
 		t.Fatalf("the plan names seccomp profile %q, which does not exist", plan.Seccomp)
 	}
-	s, err := FromPlan(plan, Extras{Seccomp: p.OCI(specs.ArchX86_64)})
+	uids, gids := policytest.SlotMappings(plan.Identity)
+	s, err := FromPlan(plan, Extras{Seccomp: p.OCI(specs.ArchX86_64), UIDMappings: uids, GIDMappings: gids})
 	if err != nil {
 		t.Fatal(err)
 	}

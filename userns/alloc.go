@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
@@ -81,11 +82,18 @@ func (a *Allocator) Allocate(runID string) (Lease, error) {
 }
 
 // Peek returns the slot Allocate would lease now, and leases nothing
-// (agentbox spec shows the ids a run would get).
+// (agentbox spec shows the ids a run would get). It creates nothing
+// either: without a state directory there is no lease yet.
 func (a *Allocator) Peek() (Slot, error) {
 	cands, err := a.Host.Slots()
 	if err != nil {
 		return Slot{}, fmt.Errorf("peek id slot: %w", err)
+	}
+	if _, err := os.Stat(a.Dir); errors.Is(err, fs.ErrNotExist) {
+		if s, ok := firstFree(cands, nil); ok {
+			return s, nil
+		}
+		return Slot{}, fmt.Errorf("peek id slot: %w", exhausted(0, a.Host.Source()))
 	}
 	var slot Slot
 	err = a.locked(syscall.LOCK_SH, func() error {

@@ -3,6 +3,7 @@ package userns
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,6 +165,23 @@ func TestPeekIsTheSlotAllocateLeases(t *testing.T) {
 	}
 	l, err := a.Allocate("new")
 	if err != nil || l.Slot != peeked {
+		t.Errorf("Allocate leased %v (%v), Peek said %v", l.Slot, err, peeked)
+	}
+}
+
+// Peek without a state directory creates none, and says the slot the
+// first Allocate leases.
+func TestPeekCreatesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "leases")
+	a := &Allocator{Dir: dir}
+	peeked, err := a.Peek()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Peek made its state directory: %v", err)
+	}
+	if l, err := a.Allocate("first"); err != nil || l.Slot != peeked {
 		t.Errorf("Allocate leased %v (%v), Peek said %v", l.Slot, err, peeked)
 	}
 }

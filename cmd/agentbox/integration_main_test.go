@@ -22,7 +22,27 @@ import (
 // test-only launcher that pauses at a named step, sits beside it.
 var agentboxBin, launchertestBin string
 
+// helperEnv names the helper a copy of this test binary runs instead of
+// the tests (inside a sandbox, say): the helpers are processes, never
+// tests that pass when there is nothing for them to do.
+const (
+	helperEnv         = "AGENTBOX_TEST_HELPER"
+	helperUnixConnect = "unix-connect"
+)
+
 func TestMain(m *testing.M) {
+	switch h := os.Getenv(helperEnv); h {
+	case "":
+	case helperUnixConnect:
+		if len(os.Args) != 2 {
+			fmt.Fprintf(os.Stderr, "%s=%s takes one argument, a socket path\n", helperEnv, h)
+			os.Exit(2)
+		}
+		os.Exit(unixConnect(os.Args[1]))
+	default:
+		fmt.Fprintf(os.Stderr, "%s=%s: no such helper\n", helperEnv, h)
+		os.Exit(2)
+	}
 	code, err := testMain(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -223,7 +222,7 @@ func TestWorkspaceSocketIsUnreachable(t *testing.T) {
 	env := isolatedEnv(t)
 	// AGENTBOX_BIN keeps TestMain from building agentbox in there.
 	helper := connectHelper(t)
-	r := runIn(t, env, ws, "run", "--ro-bind", filepath.Dir(helper), "--", "env", "AGENTBOX_BIN=unused", helper, "-test.run=^TestHelperUnixConnect$", sock)
+	r := runIn(t, env, ws, "run", "--ro-bind", filepath.Dir(helper), "--", "env", "AGENTBOX_BIN=unused", helperEnv+"="+helperUnixConnect, helper, sock)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -245,8 +244,9 @@ func TestWorkspaceSocketIsUnreachable(t *testing.T) {
 }
 
 // connectHelper copies this test binary where the sandbox's ids can run
-// it (go test keeps it in a 0700 directory); run as
-// -test.run=^TestHelperUnixConnect$ PATH it connects to PATH.
+// it (go test keeps it in a 0700 directory); run with
+// AGENTBOX_TEST_HELPER=unix-connect and a PATH, it connects to PATH
+// (TestMain, unixConnect).
 func connectHelper(t *testing.T) string {
 	t.Helper()
 	self, err := os.Executable()
@@ -264,17 +264,16 @@ func connectHelper(t *testing.T) string {
 	return p
 }
 
-// TestHelperUnixConnect is the sandbox side of
-// TestWorkspaceSocketIsUnreachable; without a path it does nothing.
-func TestHelperUnixConnect(t *testing.T) {
-	if flag.NArg() != 1 {
-		t.Skip("helper process: run by TestWorkspaceSocketIsUnreachable inside a sandbox")
-	}
-	c, err := net.Dial("unix", flag.Arg(0))
+// unixConnect is the sandbox side of TestWorkspaceSocketIsUnreachable,
+// run by TestMain instead of the tests: it connects to the unix socket at
+// path and prints connect=ok or connect=ERRNO.
+func unixConnect(path string) int {
+	c, err := net.Dial("unix", path)
 	if err == nil {
 		c.Close()
 		fmt.Println("connect=ok")
-		return
+		return 0
 	}
 	fmt.Printf("connect=%v\n", errors.Unwrap(errors.Unwrap(err)))
+	return 0
 }

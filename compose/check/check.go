@@ -17,8 +17,9 @@ import (
 const (
 	// GatewayEgressReason is why the gateway's network is not internal.
 	GatewayEgressReason = "the gateway is the sandbox's only way out: it forwards model requests with the real key and refuses every other destination not on its allowlist; the agent is on the internal network only"
-	// UserNSReason is why no user namespace is asked for.
-	UserNSReason = "compose cannot ask every engine for one: the Docker daemon remaps users only when started with userns-remap, Podman with userns_mode keep-id or auto; the agent runs as an unprivileged uid with no capabilities either way"
+	// UserNSReason is why no user namespace is asked for: the reason the
+	// rendered services carry in their accept label.
+	UserNSReason = compose.UserNSReason
 )
 
 // Options is what the audit of a compose project knows that the files do

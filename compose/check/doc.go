@@ -15,8 +15,10 @@
 //   - A network with a way out is accepted, with GatewayEgressReason, only in
 //     agentbox's own gateway service (IsGateway: the service named gateway
 //     running agentbox's gateway image). On any other service it fails.
-//   - user-namespace-not-used stays informational, with UserNSReason: a
-//     compose file cannot ask every engine for a user namespace.
+//   - user-namespace-not-used is accepted, with UserNSReason, on the services
+//     agentbox compose writes, by their accept label (policy.AcceptLabel): a
+//     compose file cannot ask every engine for a user namespace. Elsewhere it
+//     stays informational, printed with the same reason.
 //   - Findings are accepted only by the plan's (or the flags') accepted
 //     codes, each with its written reason.
 package check

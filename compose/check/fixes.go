@@ -39,6 +39,9 @@ var composeFixes = map[string]string{
 	audit.CodeSysctls:     "remove %[2]s from services.%[1]s.sysctls",
 	audit.CodeNoUserNS:    "Podman: set services.%[1]s.userns_mode: keep-id (or auto); Docker: start the daemon with userns-remap (a daemon-wide setting, see dockerd --userns-remap)",
 	audit.CodeAutoApprove: "remove %[2]s from services.%[1]s (command, environment or the agent's settings file): the agent asks before it acts",
+
+	// No compose key names the runtime release: only upgrading it helps.
+	audit.CodeRuntimeVulnerable: "upgrade the engine's OCI runtime as the finding says (%[2]s): no change to services.%[1]s removes it",
 }
 
 // Fix is the change to a compose service that removes f, or the catalog's

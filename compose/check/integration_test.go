@@ -201,15 +201,12 @@ func (e *engineEnv) waitGateway() {
 	e.t.Fatalf("the gateway does not answer the agent: %s\ngateway log:\n%s", out, logs)
 }
 
-// auditAgent runs `agentbox audit --json` on the running agent container,
-// allowing the variables that carry the gateway key.
+// auditAgent runs `agentbox audit --json CONTAINER` on the running agent
+// container, with no flags: the workspace comes from the agent's label, and
+// the variables carrying the gateway key are recognised by its shape.
 func (e *engineEnv) auditAgent() audit.Report {
 	e.t.Helper()
-	args := []string{"audit", "--json", "--workspace", e.ws}
-	for _, n := range []string{compose.KeyEnv, "AGENTBOX_GATEWAY_TOKEN"} {
-		args = append(args, "--allow-env", n)
-	}
-	out, code := e.agentbox(append(args, e.container(compose.AgentService))...)
+	out, code := e.agentbox("audit", "--json", e.container(compose.AgentService))
 	var r audit.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code > 1 {
 		e.t.Fatalf("agentbox audit exited %d: %v\n%s", code, err, out)
@@ -228,6 +225,9 @@ func TestComposeOnEngine(t *testing.T) {
 	t.Run("environment", e.checkEnvironment)
 	t.Run("audit-clean", func(t *testing.T) { e.checkAuditClean(t, "the project as written") })
 	t.Run("faults", e.checkFaults)
+	t.Run("lab-clean", func(t *testing.T) { e.checkLabClean(t, "the project as written") })
+	t.Run("audit-text", e.checkAuditText)
+	t.Run("lab-faults", e.checkLabFaults)
 }
 
 // checkBoundary: / is read-only, no capabilities, no_new_privs, a seccomp

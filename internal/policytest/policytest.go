@@ -151,9 +151,8 @@ func (f *FS) LookPath(name string) (string, error) {
 const InitPath = "/usr/libexec/agentbox/agentbox-init"
 
 // Host is a root launcher on f, in /srv/proj, with agentbox-init, cgroup
-// limits, Landlock, no SELinux or AppArmor, TERM=xterm, the homes /root
-// and /home/ana, and a run's 65536-id slot at host id 100000 (the
-// workspace owner's id kept where the agent keeps it).
+// limits, Landlock, no SELinux or AppArmor, TERM=xterm and the homes /root
+// and /home/ana. Its run's slot is SlotMappings'.
 func Host(f *FS) policy.Host {
 	return policy.Host{
 		EUID: 0, Home: "/root", Homes: []string{"/root", "/home/ana"},
@@ -162,13 +161,14 @@ func Host(f *FS) policy.Host {
 		CanLimit: true, LandlockABI: 6,
 		InitPath: InitPath,
 		FS:       f,
-		MapIDs:   slotMap,
 	}
 }
 
-// slotMap maps 0..65535 onto host ids 100000 upwards, except the kept id.
-func slotMap(r policy.IDRequest) (uids, gids []specs.LinuxIDMapping, err error) {
-	return around(r.UID, r.KeepUID), around(r.GID, r.KeepGID), nil
+// SlotMappings are the maps of a run's 65536-id slot at host id 100000 for
+// id: 0..65535 onto 100000 upwards, except the kept ids where the agent
+// keeps them (what the launcher makes from a leased slot).
+func SlotMappings(id policy.Identity) (uids, gids []specs.LinuxIDMapping) {
+	return around(id.UID, id.KeepUID), around(id.GID, id.KeepGID)
 }
 
 func around(id uint32, keep *uint32) []specs.LinuxIDMapping {

@@ -9,8 +9,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 
-	specs "github.com/opencontainers/runtime-spec/specs-go"
-
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -55,8 +53,7 @@ func Plan(ws string) *policy.Plan {
 		Workspace: ws,
 		Identity: policy.Identity{
 			UID: 1000, GID: 1000, User: "agent", Home: "/home/agent", KeepUID: &keep, KeepGID: &keep,
-			UIDMappings: []specs.LinuxIDMapping{{ContainerID: 1000, HostID: 1000, Size: 1}},
-			GIDMappings: []specs.LinuxIDMapping{{ContainerID: 1000, HostID: 1000, Size: 1}},
+			IDMap: policy.IDMap{Mode: policy.IDEngine},
 		},
 		Hostname: policy.Hostname,
 		Rootfs:   policy.Rootfs{Symlinks: map[string]string{"/bin": "usr/bin"}},

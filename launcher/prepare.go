@@ -1,0 +1,287 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/apparmor"
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/netpolicy"
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/seccomp/profiles"
+	"github.com/agentbox/agentbox/selftest"
+	"github.com/agentbox/agentbox/spec"
+)
+
+// prepared is the Prepare stage's value: everything made from the plan, up
+// to a created, not yet started sandbox whose init holds its
+// configuration. Its steps fill it in order; whatever of it exists when a
+// step fails, teardown takes down (tearDown reads only these fields).
+type prepared struct {
+	*planned
+	runDir *engine.RunDir
+	meta   engine.Meta
+	ids    idMap
+	spec   *specs.Spec
+	// findings are the self-audit's, accepted ones included.
+	findings []audit.Finding
+	// advice is the runtime step's verdicts (runtimecheck.go).
+	advice   runtimeAdvice
+	eng      engine.Engine
+	grant    *engine.Grant
+	gw       *netpolicy.RunGateway
+	canaries canaries
+	// init is the channel to agentbox-init; initEnd its end that becomes
+	// init's fd 3.
+	initCh  *selftest.Launcher
+	initEnd *os.File
+	sess    *engine.Session
+}
+
+// recipe is the whole Prepare stage: the pure prefix, then the steps that
+// make things from the plan. Dry (agentbox spec) is the pure prefix, the
+// render and the runtime's advisory verdicts, with the id slot a run would
+// get (the allocator's Peek): nothing is made, leased or started.
+func (p *prepared) recipe(ctx context.Context) []namedStep {
+	steps := p.planSteps()
+	if p.dry {
+		return append(steps, namedStep{"ids", p.mapIDs}, namedStep{"render", p.render}, namedStep{"runtime", func() error { return p.checkRuntime(ctx) }})
+	}
+	return append(steps, []namedStep{
+		{"gc", p.collectStale},
+		{"run directory", p.createRunDir},
+		{"ids", p.mapIDs},
+		{"render", p.render},
+		{"runtime", func() error { return p.checkRuntime(ctx) }},
+		{"audit", p.auditSpec},
+		{"gateway", p.startGateway},
+		{"init binary", func() error { return p.initBin.install() }},
+		{"bundle", p.writeBundle},
+		{"lsm", p.loadLSM},
+		{"workspace grant", p.grantWorkspace},
+		{"canaries", p.plantCanaries},
+		{"init channel", p.openInit},
+		{"create", func() error { return p.create(ctx) }},
+		{"configure init", p.configureInit},
+	}...)
+}
+
+// collectStale cleans what crashed runs left before this one starts.
+func (p *prepared) collectStale() error {
+	recs, err := CollectGarbage(context.Background(), p.dirs, p.l.cfg.Engine)
+	for _, r := range recs {
+		fmt.Fprintf(p.l.out, "agentbox: cleaned stale run %s: %s\n", r.RunID, r.Notes)
+	}
+	if err != nil {
+		fmt.Fprintf(p.l.out, "agentbox: warning: cleaning stale runs: %v\n", err)
+	}
+	return nil
+}
+
+// createRunDir makes the state directory, the run root and the run's
+// directory where the plan put it, and records the run in meta.json.
+func (p *prepared) createRunDir() error {
+	if err := p.dirs.ensure(); err != nil {
+		return err
+	}
+	d, err := engine.CreateRunDir(p.dirs.RunRoot, p.run.ID)
+	if err != nil {
+		return err
+	}
+	p.runDir = d
+	if d.Path != p.run.Dir || d.Bundle() != p.run.Bundle {
+		return fmt.Errorf("run directory %s is not where the plan put it (%s)", d.Path, p.run.Dir)
+	}
+	p.meta = engine.Meta{RunID: p.run.ID, LauncherPid: os.Getpid(), Started: time.Now().UTC(), Command: p.l.argv()}
+	return p.runDir.WriteMeta(p.meta)
+}
+
+// render is the plan's spec, with the seccomp filter of the plan's
+// profile for this machine's architecture and the run's id maps.
+func (p *prepared) render() error {
+	s, err := renderSpec(p.plan, p.ids)
+	if err != nil {
+		return err
+	}
+	p.spec = s
+	if p.spec.Linux != nil {
+		p.meta.Cgroup = p.spec.Linux.CgroupsPath
+	}
+	return nil
+}
+
+// renderSpec renders plan with the inputs it names but does not hold.
+func renderSpec(plan *policy.Plan, ids idMap) (*specs.Spec, error) {
+	prof, ok := profiles.Named(plan.Seccomp)
+	if !ok {
+		return nil, fmt.Errorf("the plan names seccomp profile %q, which agentbox does not have", plan.Seccomp)
+	}
+	sc, err := prof.NativeOCI()
+	if err != nil {
+		return nil, err
+	}
+	return spec.FromPlan(plan, spec.Extras{Seccomp: sc, UIDMappings: ids.uids, GIDMappings: ids.gids})
+}
+
+// startGateway starts the run's gateway at the plan's socket with the
+// run's token. The real keys stay in this process; the sandbox gets the
+// per-run token, revoked when the gateway stops.
+func (p *prepared) startGateway() error {
+	if p.plan.GatewaySocket == "" {
+		return nil
+	}
+	cfg, err := gatewayConfig(p.policy, p.run)
+	if err != nil {
+		return err
+	}
+	gw, err := netpolicy.StartRun(p.runDir.Path, cfg)
+	if err != nil {
+		return fmt.Errorf("start the gateway: %w", err)
+	}
+	p.gw = gw
+	if gw.Socket != p.plan.GatewaySocket {
+		return fmt.Errorf("the gateway listens at %s, not at the plan's %s", gw.Socket, p.plan.GatewaySocket)
+	}
+	return nil
+}
+
+func (p *prepared) writeBundle() error {
+	rt := engine.Runtime{Name: p.plan.Runtime.Name, Path: p.plan.Runtime.Path, Root: p.dirs.runtimeRoot(p.plan.Runtime.Name), UserNS: p.ids.userNS}
+	rt.Hide = engine.HiddenUnified(rt.Name, p.host.EUID == 0)
+	rt.Helper = p.host.InitPath // hides that mount, lays out nested binds
+	p.meta.Runtime, p.eng = rt, p.l.cfg.opener()(rt)
+	if err := p.runDir.WriteMeta(p.meta); err != nil {
+		return err
+	}
+	s := p.spec
+	if ns := p.ids.userNS; ns != nil {
+		var err error
+		if s, err = ns.Spec(p.spec); err != nil {
+			return err
+		}
+	}
+	if weaken := p.l.cfg.Weaken; weaken != nil {
+		// A deep copy: a test's change never reaches p.spec, the audited
+		// and recorded one.
+		var cp specs.Spec
+		data, err := json.Marshal(s)
+		if err == nil {
+			err = json.Unmarshal(data, &cp)
+		}
+		if err != nil {
+			return err
+		}
+		weaken(&cp)
+		s = &cp
+	}
+	return p.eng.WriteBundle(p.runDir.Bundle(), s, p.plan.Rootfs)
+}
+
+// loadLSM loads agentbox's AppArmor profile (root only; the plan chose
+// AppArmor for an ordinary user only when the profile is already loaded).
+// SELinux needs nothing loaded: the labels are in the spec.
+func (p *prepared) loadLSM() error {
+	if p.plan.LSM.Kind != policy.LSMAppArmor || p.host.EUID != 0 {
+		return nil
+	}
+	text, err := apparmor.Render(p.plan.LSM.AppArmorProfile)
+	if err != nil {
+		return err
+	}
+	return apparmor.Load(p.plan.LSM.AppArmorProfile, text)
+}
+
+// grantWorkspace hands a root-owned workspace to the agent's unprivileged
+// host uid for the run (see engine.Grant); the grant is in meta.json
+// before it touches a file, so a crash leaves enough to revoke it.
+func (p *prepared) grantWorkspace() error {
+	id := p.plan.Identity
+	if !id.GrantWorkspace {
+		return nil
+	}
+	uid, _ := policy.HostID(p.ids.uids, id.UID)
+	gid, _ := policy.HostID(p.ids.gids, id.GID)
+	g, err := engine.NewGrant(p.plan.Workspace, uid, gid, p.dirs.grantLocks())
+	if err != nil {
+		return err
+	}
+	g.Method, g.MethodReason = p.eng.GrantMethod(context.Background())
+	p.grant, p.meta.Grant = g, g
+	if err := p.runDir.WriteMeta(p.meta); err != nil {
+		return err
+	}
+	rep, err := g.Apply()
+	p.meta.Granted = &rep
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(p.l.out, "agentbox: workspace grant: skipped %s\n", s)
+	}
+	if err != nil {
+		return err
+	}
+	return p.runDir.WriteMeta(p.meta)
+}
+
+// plantCanaries plants the canaries the run chose before planning: the
+// environment variable, the files in the home and the run directory, the
+// workspace socket the plan covers, and the network listeners; meta.json
+// names the files, so that a crashed run's gc removes them.
+func (p *prepared) plantCanaries() error {
+	c := &p.canaries
+	c.plantEnvCanary(p.canary)
+	if err := c.plantFiles(p.host.Home, p.runDir.Path, p.run.ID); err != nil {
+		return err
+	}
+	p.meta.Canaries = c.files
+	if err := p.runDir.WriteMeta(p.meta); err != nil {
+		return err
+	}
+	if p.ws.root != "" {
+		if err := p.plantWorkspaceSocket(); err != nil {
+			return err
+		}
+	}
+	return c.plantListeners(p.run.ID)
+}
+
+// openInit makes the init channel; its other end becomes fd 3 of init.
+func (p *prepared) openInit() error {
+	lc, end, err := selftest.NewLauncher()
+	if err != nil {
+		return err
+	}
+	p.initCh, p.initEnd = lc, end
+	return nil
+}
+
+func (p *prepared) create(ctx context.Context) error {
+	if err := engine.BecomeSubreaper(); err != nil {
+		return err
+	}
+	cfg := p.l.cfg
+	in, out, errf := cfg.stdFiles()
+	if cfg.ProbesOnly {
+		in, out = nil, nil // no agent: only agentbox writes stdout
+	}
+	p.sess = &engine.Session{
+		Engine: p.eng, ID: p.run.ID, Bundle: p.runDir.Bundle(),
+		ConsoleSocket: p.runDir.File("console.sock"), Terminal: p.plan.Terminal,
+		In: in, Out: out, Err: errf, RawTerminal: cfg.RawTerminal,
+		ExtraFiles: []*os.File{p.initEnd},
+	}
+	pid, err := p.sess.Create(ctx)
+	if err != nil {
+		return err
+	}
+	p.meta.InitPid = pid
+	if ns, err := selftest.ReadNamespaces(p.eng.ProcRoot(), strconv.Itoa(pid)); err == nil {
+		p.meta.PidNS = ns["pid"]
+	}
+	return p.runDir.WriteMeta(p.meta)
+}

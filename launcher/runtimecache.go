@@ -1,0 +1,91 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/agentbox/agentbox/doctor"
+	"github.com/agentbox/agentbox/engine"
+)
+
+// runtimeCacheFile, under the run root, keeps what the runtime step read
+// of each runtime binary: its `--version` and the package that installed
+// it cost several programs' start (tens of milliseconds) and are the same
+// until the binary or the package database changes.
+const runtimeCacheFile = "runtime-facts.json"
+
+// runtimeCacheEntry is one runtime's facts with the identity of the files
+// they were read from.
+type runtimeCacheEntry struct {
+	Key   string              `json:"key"`
+	Facts doctor.RuntimeFacts `json:"facts"`
+}
+
+// packageDatabases are the files whose change may change the package that
+// owns a binary (dpkg's status, rpm's database).
+var packageDatabases = []string{"/var/lib/dpkg/status", "/var/lib/rpm/rpmdb.sqlite", "/var/lib/rpm/Packages"}
+
+// runtimeIdentity names the binary at path and the package databases by
+// device, inode, size, modification and change times: a replaced or
+// upgraded binary, or any package operation, gives another identity.
+func runtimeIdentity(path string) (string, error) {
+	id := ""
+	for i, p := range append([]string{path}, packageDatabases...) {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) && i > 0 {
+			id += "|-"
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return "", fmt.Errorf("%s: no stat data", p)
+		}
+		id += fmt.Sprintf("|%s:%d:%d:%d:%d.%d:%d.%d", p, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+	}
+	return id, nil
+}
+
+// inspectRuntimeCached is doctor.InspectRuntime, answered from the cache
+// under runRoot while the binary and the package databases are the ones
+// it was read from. Only a complete reading (a version) is kept, and only
+// when write is true (`agentbox spec` reads the cache but makes nothing);
+// a cache that cannot be read or written is read around, never an error.
+func inspectRuntimeCached(ctx context.Context, runRoot, name, path string, write bool) doctor.RuntimeFacts {
+	key, err := runtimeIdentity(path)
+	if err != nil {
+		return doctor.InspectRuntime(ctx, doctor.Live(), name, path)
+	}
+	key = name + key
+	file := filepath.Join(runRoot, runtimeCacheFile)
+	var cached []runtimeCacheEntry
+	if data, err := os.ReadFile(file); err == nil && json.Unmarshal(data, &cached) == nil {
+		for _, e := range cached {
+			if e.Key == key {
+				return e.Facts
+			}
+		}
+	}
+	rt := doctor.InspectRuntime(ctx, doctor.Live(), name, path)
+	if rt.Version == "" || !write {
+		return rt
+	}
+	keep := []runtimeCacheEntry{{Key: key, Facts: rt}}
+	for _, e := range cached {
+		if e.Facts.Path != path && len(keep) < 8 {
+			keep = append(keep, e)
+		}
+	}
+	if data, err := json.Marshal(keep); err == nil {
+		_ = engine.WriteFileAtomic(file, data, 0o600)
+	}
+	return rt
+}

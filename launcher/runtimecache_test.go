@@ -1,0 +1,45 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The runtime's facts are read once per binary: a second launch answers
+// from the cache, a changed binary is read again, and a dry run (agentbox
+// spec) writes nothing.
+func TestRuntimeFactsAreCachedByBinaryIdentity(t *testing.T) {
+	dir, root := t.TempDir(), t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	rt := filepath.Join(dir, "fakert")
+	script := "#!/bin/sh\necho x >> " + calls + "\necho 'fakert version 1.2.3'\n"
+	if err := os.WriteFile(rt, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		data, _ := os.ReadFile(calls)
+		return strings.Count(string(data), "x")
+	}
+	ctx := t.Context()
+	if f := inspectRuntimeCached(ctx, root, "fakert", rt, false); f.Version != "1.2.3" {
+		t.Fatalf("version %q, want 1.2.3", f.Version)
+	}
+	if _, err := os.Stat(filepath.Join(root, runtimeCacheFile)); err == nil {
+		t.Fatal("a dry reading wrote the cache")
+	}
+	inspectRuntimeCached(ctx, root, "fakert", rt, true)
+	inspectRuntimeCached(ctx, root, "fakert", rt, true)
+	if n := count(); n != 2 {
+		t.Fatalf("the runtime ran %d times for one dry and two cached readings, want 2", n)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(rt, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if f := inspectRuntimeCached(ctx, root, "fakert", rt, true); f.Version != "1.2.3" || count() != 3 {
+		t.Fatalf("a changed binary was not read again (%d runs, version %q)", count(), f.Version)
+	}
+}
