@@ -42,6 +42,8 @@ var composeFixes = map[string]string{
 
 	// No compose key names the runtime release: only upgrading it helps.
 	audit.CodeRuntimeVulnerable: "upgrade the engine's OCI runtime as the finding says (%[2]s): no change to services.%[1]s removes it",
+	// Only a Kubernetes pod has a service-account token (docs/kube.md).
+	audit.CodeServiceAccountToken: "set automountServiceAccountToken: false on the pod of %[1]s: no compose service mounts one",
 }
 
 // Fix is the change to a compose service that removes f, or the catalog's
