@@ -183,6 +183,9 @@ func kubeFindings(c *Container, fs []Finding) {
 		if s, ok := kubeSubjects[fs[i].Subject]; ok {
 			fs[i].Subject = s
 		}
+		if fs[i].Code == CodeNetworkPolicy && c.NetworkMode != "host" && len(c.Networks) == 1 {
+			fs[i].Detail = c.Networks[0].Why // what the input's NetworkPolicies say of the pod
+		}
 	}
 }
 
