@@ -98,6 +98,7 @@ var layers = map[string]layer{
 	// Renderers translate a plan; they never run anything.
 	"spec":    {may: []string{"policy"}},
 	"compose": {may: []string{"agents", "apparmor", "netpolicy", "policy", "seccomp/profiles"}},
+	"kube":    {may: []string{"agents", "netpolicy", "policy"}},
 	// The audit reads rendered specs and running containers' configs.
 	"audit":         {may: []string{"account", "agents", "apparmor", "policy", "seccomp", "seccomp/profiles", "spec"}},
 	"compose/check": {may: []string{"audit", "compose", "netpolicy", "policy"}},
@@ -111,7 +112,7 @@ var layers = map[string]layer{
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
 		"agents", "apparmor", "audit", "compose", "compose/check", "doctor", "engine", "engine/advisory", "engine/containerd", "host",
-		"ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+		"kube", "ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
 	"cmd/agentbox": {may: []string{

@@ -85,6 +85,8 @@ const (
 	CodeSysctls           = "sysctls-set"
 	CodeAutoApprove       = "auto-approve-permission-mode"
 	CodeRuntimeVulnerable = "runtime-vulnerable"
+	// CodeServiceAccountToken is Kubernetes': the pod holds an API token.
+	CodeServiceAccountToken = "service-account-token-mounted"
 )
 
 var catalog = map[string]Rule{
@@ -302,6 +304,13 @@ var catalog = map[string]Rule{
 		Symptom:  "the agent breaks out through the runtime while the sandbox is set up (a procfs file bound read-write, a masked path left open), whatever the spec says",
 		Fix:      "install the runtime release or distribution package the finding names, or launch in a mode the vulnerability needs and this one lacks (agentbox doctor lists them per mode)",
 		Residual: "vulnerabilities published after the advisory table's checked date",
+	},
+	CodeServiceAccountToken: {
+		Code: CodeServiceAccountToken, Severity: High,
+		Title:    "a Kubernetes service-account token is mounted into the pod",
+		Symptom:  "the agent calls the cluster's API server with the pod's identity: lists secrets, starts pods, wherever RBAC lets it",
+		Fix:      "set automountServiceAccountToken: false on the pod (and on its ServiceAccount)",
+		Residual: "none",
 	},
 	CodeAutoApprove: {
 		Code: CodeAutoApprove, Severity: Info,

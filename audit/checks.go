@@ -40,6 +40,7 @@ var checks = []Check{
 	{"devices-mounted", []string{CodeDevices}, checkDevices},
 	{"sysctls-set", []string{CodeSysctls}, checkSysctls},
 	{"runtime-vulnerable", []string{CodeRuntimeVulnerable}, checkRuntimeAdvisories},
+	{"service-account-token", []string{CodeServiceAccountToken}, checkServiceAccountToken},
 }
 
 // warnChecks is the ordered list of warn-only checks: their findings are
@@ -102,6 +103,7 @@ func auditOne(c *Container, o *Options) ([]Finding, []string) {
 	for _, ch := range warnChecks {
 		fs = append(fs, ch.Run(c, o)...)
 	}
+	kubeFindings(c, fs)
 	accept(fs, o.Accept)
 	raiseAutoApprove(fs, o.Accept)
 	ignored := acceptNotes(fs, c.LabelAccepts)

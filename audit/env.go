@@ -140,6 +140,10 @@ func checkSecretEnv(c *Container, o *Options) []Finding {
 		}
 		detail := ""
 		switch shape := secretShape(e.Value); {
+		case e.FromSecret:
+			detail = "the value is read from a Kubernetes Secret (" + e.From + "): the agent holds the credential itself"
+		case e.From != "" && SecretName(e.Name):
+			detail = "credential-named variable whose value comes from " + e.From
 		case e.FromHost && SecretName(e.Name):
 			detail = "credential-named variable passed through from the environment of whoever runs compose"
 		case e.Value == "":

@@ -32,6 +32,8 @@ type LoadOptions struct {
 	// (LoadAndAudit), reading the host as Account says.
 	User    string
 	Account AccountOptions
+	// Kube configures Kubernetes manifest loading.
+	Kube KubeOptions
 }
 
 // composeNames are the file names docker compose looks for in a directory.
@@ -79,7 +81,10 @@ func detectDir(dir string) (string, string, error) {
 			return KindCompose, filepath.Join(dir, n), nil
 		}
 	}
-	return "", "", &InputError{File: dir, Err: errors.New("directory holds neither an OCI config.json nor a compose file")}
+	if isKubeDir(dir) {
+		return KindKube, dir, nil
+	}
+	return "", "", &InputError{File: dir, Err: errors.New("directory holds neither an OCI config.json, a compose file nor Kubernetes manifests")}
 }
 
 func readHead(p string) ([]byte, error) {
@@ -97,6 +102,9 @@ func readHead(p string) ([]byte, error) {
 
 func detectFile(p string, head []byte) string {
 	ext := strings.ToLower(filepath.Ext(p))
+	if isKubeManifest(head) {
+		return KindKube
+	}
 	if ext == ".yaml" || ext == ".yml" {
 		return KindCompose
 	}
@@ -113,15 +121,19 @@ func detectFile(p string, head []byte) string {
 // Load reads every target into models, in order. Compose targets are loaded
 // together as one project (like `docker compose -f a -f b`).
 func Load(ctx context.Context, targets []string, lo LoadOptions) ([]Container, error) {
-	var compose []string
+	var compose, kube []string
 	var cs []Container
 	for _, t := range targets {
 		kind, p, err := detectKind(t, lo.Kind)
 		if err != nil {
 			return nil, err
 		}
-		if kind == KindCompose {
+		switch kind {
+		case KindCompose:
 			compose = append(compose, p)
+			continue
+		case KindKube: // one input, so that policies apply across files
+			kube = append(kube, p)
 			continue
 		}
 		got, err := loadOne(ctx, kind, p, lo)
@@ -137,6 +149,13 @@ func Load(ctx context.Context, targets []string, lo LoadOptions) ([]Container, e
 		}
 		cs = append(cs, got...)
 	}
+	if len(kube) > 0 {
+		got, err := LoadKube(kube, lo.Kube)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, got...)
+	}
 	return cs, nil
 }
 
@@ -145,10 +164,10 @@ func detectKind(t, forced string) (string, string, error) {
 		return Detect(t)
 	}
 	switch forced {
-	case KindContainer, KindOCI, KindInspect, KindCompose:
+	case KindContainer, KindOCI, KindInspect, KindCompose, KindKube:
 		return forced, t, nil
 	}
-	return "", "", fmt.Errorf("source %q: want container, oci, inspect or compose", forced)
+	return "", "", fmt.Errorf("source %q: want container, oci, inspect, compose or kube", forced)
 }
 
 func loadOne(ctx context.Context, kind, p string, lo LoadOptions) ([]Container, error) {

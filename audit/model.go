@@ -26,7 +26,7 @@ type Container struct {
 	// Name is the container name, or the service name for compose.
 	Name string `json:"name"`
 	// Source says where the model came from: "oci", "inspect", "docker",
-	// "podman" or "compose".
+	// "podman", "compose" or "kube".
 	Source string `json:"source"`
 	// Image is the image reference, when the source has one.
 	Image string `json:"image,omitempty"`
@@ -140,6 +140,15 @@ type Container struct {
 
 	// AgentConfigs are the agent settings files found behind the mounts.
 	AgentConfigs []AgentConfig `json:"agent_configs,omitempty"`
+
+	// ServiceAccountToken says whether a Kubernetes service-account token
+	// is mounted, and ServiceAccountWhy how that was learned; "" for the
+	// sources that have no service accounts.
+	ServiceAccountToken Tri    `json:"service_account_token,omitempty"`
+	ServiceAccountWhy   string `json:"service_account_why,omitempty"`
+	// PodSecurity is the Pod Security evaluator's verdict on the pod the
+	// container belongs to (Kubernetes manifests only).
+	PodSecurity *PodSecurity `json:"pod_security,omitempty"`
 }
 
 // Location is a place in a file.
@@ -178,6 +187,11 @@ type EnvVar struct {
 	// environment of whoever runs compose: `- NAME`, `NAME:`, a value
 	// that interpolates a variable (`${NAME:-}`), an env_file line `NAME`.
 	FromHost bool `json:"from_host,omitempty"`
+	// FromSecret is true when the value is read from a Kubernetes Secret
+	// (secretKeyRef, envFrom secretRef): a credential whatever the name.
+	// From says where a value that is not written in place comes from.
+	FromSecret bool   `json:"from_secret,omitempty"`
+	From       string `json:"from,omitempty"`
 	Location
 }
 

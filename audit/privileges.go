@@ -184,12 +184,18 @@ func checkNoNewPrivileges(c *Container, o *Options) []Finding {
 	return []Finding{f}
 }
 
+// checkLimits wants a memory and a pids limit; for Kubernetes, whose pod
+// has no pids field (the kubelet's podPidsLimit is node configuration), a
+// memory and a CPU limit, the two resources.limits that bound a runaway.
 func checkLimits(c *Container, o *Options) []Finding {
 	var missing []string
 	if c.MemoryLimit <= 0 {
 		missing = append(missing, "memory")
 	}
-	if c.PidsLimit <= 0 {
+	switch {
+	case c.Source == SourceKube && c.CPULimit <= 0:
+		missing = append(missing, "cpu")
+	case c.Source != SourceKube && c.PidsLimit <= 0:
 		missing = append(missing, "pids")
 	}
 	if len(missing) == 0 {
@@ -208,8 +214,11 @@ func checkSeccomp(c *Container, o *Options) []Finding {
 		return nil
 	case s.Mode == "unconfined":
 		subject := "seccomp=unconfined"
-		if c.Source == "oci" {
+		switch c.Source {
+		case "oci":
 			subject = "linux.seccomp absent"
+		case SourceKube:
+			subject = "seccompProfile " + s.Profile
 		}
 		f := newFinding(CodeSeccompUnconfined, subject, "no seccomp filter: every syscall reaches the kernel", loc)
 		f.Evidence = "seccomp mode unconfined"

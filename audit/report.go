@@ -28,6 +28,10 @@ type Finding struct {
 	// Accepted is true when the code is accepted with AcceptedReason.
 	Accepted       bool   `json:"accepted,omitempty"`
 	AcceptedReason string `json:"accepted_reason,omitempty"`
+	// Also are the ids other tools give the same fault, "tool:id"
+	// (pss:privileged, kube-linter:privileged-container); Kubernetes
+	// manifests only (KubeRefs).
+	Also []string `json:"also,omitempty"`
 	// Location is the file and line that declare the fault (compose).
 	Location
 }

@@ -145,6 +145,9 @@ func sarifFinding(c ContainerReport, f Finding, rule int) sarifResult {
 	if f.Evidence != "" {
 		res.Properties["evidence"] = f.Evidence
 	}
+	if len(f.Also) > 0 {
+		res.Properties["also"] = f.Also
+	}
 	loc := sarifLocation{LogicalLocations: []sarifLogical{{Name: c.Name, Kind: "object"}}}
 	file := f.File
 	if file == "" {

@@ -79,6 +79,9 @@ func (t *textWriter) container(c ContainerReport) int {
 	for _, n := range c.Notes {
 		t.printf("note: %s\n", n)
 	}
+	if m.PodSecurity != nil {
+		t.printf("pod_security: %s\n", m.PodSecurity)
+	}
 	return t.findings(c.Findings)
 }
 
@@ -116,6 +119,8 @@ func (t *textWriter) env(m Container) {
 		switch {
 		case e.FromHost:
 			note = " (passed through from the caller)"
+		case e.FromSecret:
+			note = " (from a Kubernetes Secret: " + e.From + ")"
 		case SecretName(e.Name) || secretShape(e.Value) != "":
 			note = " (credential, value withheld)"
 		}
@@ -176,6 +181,9 @@ func (t *textWriter) finding(f Finding) {
 	t.printf("  %s %s %s%s%s\n", t.paint(sevColor(f.Severity), fmt.Sprintf("%-8s", sev)), f.Code, f.Subject, atLocation(f.Location), tag)
 	t.printf("           %s\n", f.Detail)
 	t.printf("           %s %s\n", t.paint(ansiDim, "fix:"), f.Fix)
+	if len(f.Also) > 0 {
+		t.printf("           %s %s\n", t.paint(ansiDim, "also:"), strings.Join(f.Also, ", "))
+	}
 }
 
 func sevColor(s Severity) string {

@@ -20,7 +20,7 @@ func init() {
 // auditFlags are the flags of `agentbox audit`.
 type auditFlags struct {
 	engine, host, source, format, labbook, projectDir, color, user string
-	asJSON, diagnose, codes                                        bool
+	asJSON, diagnose, codes, policiesElsewhere                     bool
 	accept, workspaces, allowEnv, internal, profiles               []string
 }
 
@@ -29,7 +29,7 @@ func runAudit(ctx context.Context, s stdio, args []string) int {
 	var f auditFlags
 	fs.StringVar(&f.engine, "engine", "docker", "engine that runs CONTAINER: docker or podman")
 	fs.StringVar(&f.host, "host", "", "engine socket path (default: DOCKER_HOST/CONTAINER_HOST or the engine's default socket)")
-	fs.StringVar(&f.source, "source", "", "force the target kind: container, oci, inspect or compose (default: detect)")
+	fs.StringVar(&f.source, "source", "", "force the target kind: container, oci, inspect, compose or kube (default: detect)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON document with a containers array")
 	fs.StringVar(&f.format, "format", "text", "output format: text, json or sarif")
 	fs.BoolVar(&f.diagnose, "diagnose", false, "print each finding as an incident note: symptom, evidence, fault, fix, proof, residual")
@@ -38,6 +38,7 @@ func runAudit(ctx context.Context, s stdio, args []string) int {
 	fs.StringArrayVar(&f.workspaces, "workspace", nil, "declared workspace path: the one read-write bind that is expected (repeatable)")
 	fs.StringArrayVar(&f.allowEnv, "allow-env", nil, "environment variable allowed to hold a credential, e.g. the gateway's key (repeatable)")
 	fs.StringArrayVar(&f.internal, "internal-network", nil, "network name or netns path you vouch is internal (repeatable)")
+	fs.BoolVar(&f.policiesElsewhere, "policies-elsewhere", false, "Kubernetes: you vouch that NetworkPolicies outside the input restrict every pod's egress")
 	fs.StringArrayVar(&f.profiles, "profile", nil, "audit only what 'docker compose --profile NAME up' runs (repeatable; default: every service, whatever its profiles)")
 	fs.StringVar(&f.projectDir, "project-directory", "", "compose project directory (default: the first compose file's)")
 	fs.StringVar(&f.color, "color", "auto", "colour the text output: auto, always or never")
@@ -115,6 +116,7 @@ func loadOptions(s stdio, f auditFlags) audit.LoadOptions {
 	return audit.LoadOptions{
 		Kind: f.source, Engine: f.engine, Host: f.host, User: f.user, Account: audit.AccountOptions{InvokerHome: s.Getenv("HOME")},
 		Compose: audit.ComposeOptions{Env: os.Environ(), Profiles: f.profiles, WorkingDir: f.projectDir},
+		Kube:    audit.KubeOptions{PoliciesElsewhere: f.policiesElsewhere},
 	}
 }
 

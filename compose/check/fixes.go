@@ -42,6 +42,14 @@ var composeFixes = map[string]string{
 
 	// No compose key names the runtime release: only upgrading it helps.
 	audit.CodeRuntimeVulnerable: "upgrade the engine's OCI runtime as the finding says (%[2]s): no change to services.%[1]s removes it",
+	// Only a Kubernetes pod has a service-account token (docs/kube.md).
+	audit.CodeServiceAccountToken: "set automountServiceAccountToken: false on the pod of %[1]s: no compose service mounts one",
+	// Only a dedicated user account has these (agentbox audit --user,
+	// docs/dedicated-user.md): no compose key grants or removes them.
+	audit.CodeHomeReadable:    "remove the account's read access to %[2]s (chmod o-rwx, setfacl -x, or its group): no change to services.%[1]s removes it",
+	audit.CodeCredReadable:    "remove the account's read access to %[2]s (chmod 600, setfacl -x): no change to services.%[1]s removes it",
+	audit.CodePrivilegedGroup: "take the account out of the group (gpasswd -d ACCOUNT GROUP): no change to services.%[1]s removes it",
+	audit.CodeSudoRights:      "remove the account's sudoers lines (%[2]s): no change to services.%[1]s removes it",
 }
 
 // Fix is the change to a compose service that removes f, or the catalog's

@@ -1,0 +1,259 @@
+// Package kube renders a sandbox plan as Kubernetes objects: agentbox's
+// boundary in the form a cluster enforces it. It is pure: it reads nothing,
+// writes nothing and runs nothing; the launcher audits what it renders
+// (audit.LoadKube, the Pod Security evaluator) before writing it.
+//
+// What is rendered, in apply order (one multi-document file, ManifestFile):
+//
+//   - a Namespace labelled pod-security.kubernetes.io/enforce: restricted,
+//     so the API server itself refuses a weaker pod there;
+//   - the gateway: a ConfigMap with its config, a Deployment running
+//     `agentbox gateway` from Options.GatewayImage, and a Service with a
+//     fixed ClusterIP (Options.GatewayIP). The real model keys live in the
+//     Secret KeySecret, which the user creates and which is mounted into the
+//     gateway alone;
+//   - two NetworkPolicies: the agent gets no ingress and egress only to the
+//     gateway's pods on GatewayPort; the gateway gets ingress only from the
+//     agent and egress only to DNS and the model routes' ports beyond the
+//     cluster's private ranges;
+//   - the agent Pod: no capabilities, no privilege escalation, a read-only
+//     root, seccomp RuntimeDefault, hostUsers: false, resource limits, an
+//     emptyDir workspace, memory-backed emptyDirs for the plan's tmpfs
+//     mounts, no service-account token, no service links. It reaches the
+//     gateway at the Service's fixed address, given in its environment, so
+//     it needs no DNS, and no egress rule allows DNS.
+//
+// Security-relevant defaults, and how to override them:
+//
+//   - Seccomp is the node runtime's default profile (RuntimeDefault), not
+//     agentbox's own, which would have to be installed on every node first;
+//     the residual seccomp-runtime-default says so.
+//   - The plan's pids limit has no pod field (it is the kubelet's
+//     podPidsLimit); the residual pids-limit-kubelet says so.
+//   - Host binds other than the workspace cannot be rendered: a hostPath
+//     volume is what Pod Security restricted forbids. Render refuses them.
+//   - The gateway's egress policy allows every public address on the model
+//     routes' ports: a NetworkPolicy names addresses, not host names, so the
+//     gateway's own allowlist (its config) decides which hosts. Output.Accept
+//     carries that one finding of the gateway, with its reason.
+package kube
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/agentbox/agentbox/agents"
+	"github.com/agentbox/agentbox/netpolicy"
+	"github.com/agentbox/agentbox/policy"
+)
+
+// Names used in the rendered objects.
+const (
+	// DefaultNamespace is the namespace when Options leaves it empty.
+	DefaultNamespace = "agentbox"
+	// AgentName and GatewayName name the agent's Pod and the gateway's
+	// Deployment, Service and ConfigMap.
+	AgentName   = "agentbox-agent"
+	GatewayName = "agentbox-gateway"
+	// KeySecret is the Secret holding the real model keys, one key per
+	// route (KeyName), created by the user and mounted into the gateway only.
+	KeySecret = "agentbox-gateway-keys"
+	// ComponentLabel marks each pod with its part; the NetworkPolicies
+	// select on it.
+	ComponentLabel = "app.kubernetes.io/component"
+	// GatewayPort is where the gateway listens.
+	GatewayPort = 8080
+	// KeyEnv holds the per-sandbox gateway key in both pods' environment.
+	KeyEnv = "AGENT_GATEWAY_KEY"
+	// GatewayUID is the gateway's uid and gid.
+	GatewayUID = 65532
+	// ManifestFile is the rendered file.
+	ManifestFile = "agentbox.yaml"
+)
+
+// In-container paths of the gateway.
+const (
+	gatewayConfigDir = "/etc/agentbox"
+	gatewayConfig    = gatewayConfigDir + "/gateway.yaml"
+	secretsDir       = "/run/secrets/agentbox"
+)
+
+// Options are what the plan does not say.
+type Options struct {
+	// Image is the agent's image; Command its command (the adapter's).
+	Image   string
+	Command []string
+	// Namespace is the namespace ("" for DefaultNamespace).
+	Namespace string
+	// GatewayImage is the image of the gateway: the agentbox binary, as
+	// `agentbox compose --build` builds it, pushed where the cluster pulls.
+	GatewayImage string
+	// GatewayIP is the gateway Service's ClusterIP, a free address of the
+	// cluster's service range: the agent reaches the gateway by it.
+	GatewayIP string
+	// Token is the per-sandbox gateway key (netpolicy.NewToken).
+	Token string
+	// CPU is the agent's CPU limit ("" for DefaultCPU).
+	CPU string
+}
+
+// DefaultCPU is the agent's CPU limit when Options leaves it empty: the
+// plan has a CPU weight, a share, which no pod field expresses.
+const DefaultCPU = "2"
+
+// Gateway resources: enough to proxy one agent's model traffic.
+const (
+	gatewayMemory = "256Mi"
+	gatewayCPU    = "500m"
+)
+
+// Output is a rendering: the objects in apply order and the file.
+type Output struct {
+	Objects []runtime.Object
+	// Manifest is the objects as one multi-document YAML file.
+	Manifest []byte
+	// Agent is the adapter that prepared the command; Permission its mode.
+	Agent      string
+	Permission agents.Permission
+	// Residuals are the plan's and the rendering's weaker layers.
+	Residuals []policy.Residual
+	// Accept are the findings the audit of the output is expected to
+	// report and tolerate, each with its reason.
+	Accept []policy.Acceptance
+	// Notes are what the user must do before `kubectl apply`.
+	Notes []string
+	// Routes are the model routes whose real key the gateway reads.
+	Routes []string
+}
+
+// InputError is input Render cannot use: the field and the fix.
+type InputError struct {
+	Field, Msg, Fix string
+}
+
+func (e *InputError) Error() string {
+	s := e.Msg
+	if e.Field != "" {
+		s = e.Field + ": " + s
+	}
+	if e.Fix != "" {
+		s += "; " + e.Fix
+	}
+	return s
+}
+
+// Render translates plan into Kubernetes objects.
+func Render(plan *policy.Plan, o Options) (*Output, error) {
+	if err := validate(plan, &o); err != nil {
+		return nil, err
+	}
+	r := &renderer{plan: plan, o: o, out: &Output{Residuals: append([]policy.Residual(nil), plan.Residuals...)}}
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"agent command", r.agent},
+		{"namespace", r.namespace},
+		{"gateway", r.gateway},
+		{"network policies", r.networkPolicies},
+		{"agent pod", r.agentPod},
+		{"manifest", r.manifest},
+	}
+	for _, s := range steps {
+		if err := s.run(); err != nil {
+			return nil, fmt.Errorf("render %s: %w", s.name, err)
+		}
+	}
+	return r.out, nil
+}
+
+type renderer struct {
+	plan   *policy.Plan
+	o      Options
+	out    *Output
+	launch agents.Launch
+}
+
+func validate(plan *policy.Plan, o *Options) error {
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.CPU == "" {
+		o.CPU = DefaultCPU
+	}
+	ipFix := "pick a free address in the cluster's service range (the API server's --service-cluster-ip-range, e.g. 10.96.0.0/12 with kubeadm)"
+	switch {
+	case plan == nil:
+		return &InputError{Msg: "no plan to render"}
+	case plan.Rootfs.Image != "":
+		return &InputError{Field: "rootfs", Msg: "an unpacked root does not apply to a pod", Fix: "name the agent's image with --image and drop rootfs"}
+	case strings.TrimSpace(o.Image) == "":
+		return &InputError{Field: "--image", Msg: "no agent image given", Fix: "pass --image IMAGE, an image with the agent installed that the cluster can pull"}
+	case strings.TrimSpace(o.GatewayImage) == "":
+		return &InputError{Field: "--gateway-image", Msg: "no gateway image given", Fix: "build it with `agentbox compose --build`, push it where the cluster pulls from and pass --gateway-image IMAGE"}
+	case len(o.Command) == 0:
+		return &InputError{Field: "command", Msg: "no agent and no command", Fix: "pass --agent codex|claude, or a command after --"}
+	case !strings.HasPrefix(o.Token, netpolicy.TokenPrefix):
+		return &InputError{Field: "token", Msg: "the gateway key is not a gateway token", Fix: "use netpolicy.NewToken"}
+	case o.GatewayIP == "":
+		return &InputError{Field: "--gateway-ip", Msg: "the agent has no DNS, so it reaches the gateway by a fixed Service address, and none was given", Fix: ipFix}
+	}
+	if _, err := netip.ParseAddr(o.GatewayIP); err != nil {
+		return &InputError{Field: "--gateway-ip", Msg: fmt.Sprintf("%q is not an IP address", o.GatewayIP), Fix: ipFix}
+	}
+	if _, err := resource.ParseQuantity(o.CPU); err != nil {
+		return &InputError{Field: "cpu", Msg: fmt.Sprintf("%q is not a CPU quantity", o.CPU), Fix: "write it as 2 or 500m"}
+	}
+	for _, m := range plan.Mounts {
+		if m.Kind == policy.KindExtra {
+			return &InputError{Field: "binds", Msg: fmt.Sprintf("the host bind %s cannot reach a pod: a hostPath volume is what Pod Security restricted forbids", m.Source), Fix: "drop it from binds; put what the agent needs into its image"}
+		}
+	}
+	return nil
+}
+
+// agent adapts the command to the gateway at its fixed address.
+func (r *renderer) agent() error {
+	l, err := agents.Prepare(r.o.Command, nil, agents.Gateway{URL: r.gatewayURL(), Token: r.o.Token})
+	if err != nil {
+		return &InputError{Field: "command", Msg: err.Error()}
+	}
+	r.launch = l
+	r.out.Agent, r.out.Permission = l.Agent, l.Permission
+	return nil
+}
+
+func (r *renderer) gatewayURL() string {
+	return fmt.Sprintf("http://%s", netip.AddrPortFrom(netip.MustParseAddr(r.o.GatewayIP), GatewayPort))
+}
+
+func (r *renderer) add(o runtime.Object) { r.out.Objects = append(r.out.Objects, o) }
+
+// namespace is labelled so that Pod Security admission enforces, audits
+// and warns at restricted.
+func (r *renderer) namespace() error {
+	ns := &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: r.o.Namespace, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+		"pod-security.kubernetes.io/audit":           "restricted",
+		"pod-security.kubernetes.io/warn":            "restricted",
+	}}}
+	r.add(ns)
+	return nil
+}
+
+func typeMeta(apiVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
+}
+
+func (r *renderer) meta(name, component string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: r.o.Namespace, Labels: map[string]string{ComponentLabel: component, "app.kubernetes.io/managed-by": "agentbox"}}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,303 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/compose"
+	"github.com/agentbox/agentbox/host"
+	"github.com/agentbox/agentbox/kube"
+	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/netpolicy"
+	"github.com/agentbox/agentbox/policy"
+)
+
+// KubeConfig drives the Kubernetes pipeline (agentbox kube): Policy → Plan
+// → kube render → audit and Pod Security evaluation of the rendering →
+// the manifest written.
+type KubeConfig struct {
+	// Policy, Sources, Cwd, Getenv, Environ and Args are as in
+	// ComposeConfig.
+	Policy  policy.Policy
+	Sources policy.Sources
+	Cwd     string
+	Getenv  func(string) string
+	Environ []string
+	Args    []string
+	// Agent, Image and Command are as in ComposeConfig.
+	Agent, Image string
+	Command      []string
+	// Namespace, GatewayImage and GatewayIP are kube.Options'.
+	Namespace, GatewayImage, GatewayIP string
+	// OutDir is the output directory ("" for Cwd/agentbox-kube).
+	OutDir string
+	// Extra are positional arguments the command line had, which are an
+	// error (a command goes after --).
+	Extra []string
+	// PolicyInputs, when Policy and Sources are not given, makes them from
+	// the working directory (the CLI's policy flags); nil uses Policy and
+	// Sources as they are.
+	PolicyInputs func(cwd string, getenv func(string) string) (policy.Policy, policy.Sources, error)
+}
+
+// KubeResult is what the Kubernetes pipeline produced.
+type KubeResult struct {
+	Output *kube.Output
+	// Report is the audit of the rendering; OutDir where it was written.
+	Report audit.Report
+	OutDir string
+	// LedgerErr is why the audit's record could not be appended (a warning).
+	LedgerErr error
+}
+
+// Kube renders the manifests the policy describes, audits them (agentbox's
+// checks and the Pod Security evaluator at restricted) and writes them only
+// when nothing fails: into a fresh directory beside the output, renamed
+// into place, so a failure leaves nothing half-written.
+func Kube(ctx context.Context, cfg KubeConfig) (KubeResult, error) {
+	plan, opts, err := kubeInputs(&cfg)
+	if err != nil {
+		return KubeResult{}, err
+	}
+	start := time.Now().UTC()
+	out, err := kube.Render(plan, opts)
+	if err != nil {
+		return KubeResult{}, WithKind(KindUsage, err)
+	}
+	res := KubeResult{Output: out, OutDir: kubeOutDir(cfg)}
+	tmp, err := os.MkdirTemp(filepath.Dir(res.OutDir), ".agentbox-kube-")
+	if err != nil {
+		return res, fmt.Errorf("write the manifests: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.WriteFile(filepath.Join(tmp, kube.ManifestFile), out.Manifest, 0o600); err != nil {
+		return res, fmt.Errorf("write the manifests: %w", err)
+	}
+	if res.Report, err = auditKube(ctx, tmp, plan, out); err != nil {
+		return res, err
+	}
+	if n := kubeFailures(res.Report); n > 0 {
+		res.LedgerErr = cfg.record(start, res, ExitRefused, fmt.Sprintf("refused: %d finding(s) failing; nothing written", n))
+		return res, WithKind(KindRefused, fmt.Errorf("the rendered manifests fail their own audit (%d finding(s)); nothing was written", n))
+	}
+	if err := replaceDir(tmp, res.OutDir); err != nil {
+		return res, err
+	}
+	res.LedgerErr = cfg.record(start, res, ExitOK, "written to "+res.OutDir)
+	return res, nil
+}
+
+// kubeInputs resolves the plan as `agentbox compose` does (an engine runs
+// the sandbox; the image is the root) and gathers the renderer's options.
+func kubeInputs(cfg *KubeConfig) (*policy.Plan, kube.Options, error) {
+	o := kube.Options{Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command}
+	if err := cfg.defaults(); err != nil {
+		return nil, o, err
+	}
+	if cfg.Policy.Runtime != "" || cfg.Policy.Rootfs != "" {
+		return nil, o, WithKind(KindUsage, errors.New("--runtime and --rootfs do not apply: the node picks the runtime and --image is the root"))
+	}
+	p, _, err := LoadPolicy(cfg.Policy, cfg.Sources)
+	if err != nil {
+		return nil, o, err
+	}
+	h, err := host.Capture(cfg.Environ)
+	if err != nil {
+		return nil, o, err
+	}
+	// The engine target, as compose's: the node's runtime starts the pod,
+	// the image is the root, the gateway is a pod of its own. Kubernetes
+	// is a target still to come in policy (policy.Target).
+	plan, err := policy.Resolve(p, compose.PlanArgv, h, compose.PlanRun())
+	if err != nil {
+		return nil, o, err
+	}
+	if cfg.Agent != "" {
+		if len(cfg.Command) > 0 {
+			return nil, o, WithKind(KindUsage, errors.New("--agent: give --agent or a command after --, not both"))
+		}
+		if o.Command, err = compose.AgentCommand(cfg.Agent); err != nil {
+			return nil, o, WithKind(KindUsage, err)
+		}
+	}
+	o.Token, err = netpolicy.NewToken()
+	return plan, o, err
+}
+
+// defaults fills what the CLI leaves to the launcher: the working
+// directory, the environment and the policy from the flags.
+func (cfg *KubeConfig) defaults() error {
+	if len(cfg.Extra) > 0 {
+		return WithKind(KindUsage, fmt.Errorf("unexpected argument %q; a command goes after --", cfg.Extra[0]))
+	}
+	var err error
+	if cfg.Cwd == "" {
+		if cfg.Cwd, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ()
+	}
+	if cfg.PolicyInputs != nil {
+		getenv := cfg.Getenv
+		if getenv == nil {
+			getenv = func(string) string { return "" }
+		}
+		cfg.Policy, cfg.Sources, err = cfg.PolicyInputs(cfg.Cwd, getenv)
+	}
+	return err
+}
+
+func kubeOutDir(cfg KubeConfig) string {
+	out := cfg.OutDir
+	if out == "" {
+		out = "agentbox-kube"
+	}
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(cfg.Cwd, out)
+	}
+	return filepath.Clean(out)
+}
+
+// auditKube audits the written rendering as `agentbox audit` would, with
+// the plan's acceptances and the rendering's declared residuals.
+func auditKube(ctx context.Context, dir string, plan *policy.Plan, out *kube.Output) (audit.Report, error) {
+	cs, err := audit.Load(ctx, []string{dir}, audit.LoadOptions{Kind: audit.KindKube})
+	if err != nil {
+		return audit.Report{}, fmt.Errorf("audit the rendered manifests: %w", err)
+	}
+	accept := append(append([]policy.Acceptance(nil), plan.Accepted...), out.Accept...)
+	return audit.Audit(cs, audit.Options{Accept: accept}), nil
+}
+
+// kubeFailures counts the failing findings and the pods Pod Security
+// restricted forbids.
+func kubeFailures(r audit.Report) int {
+	n := len(r.Unaccepted())
+	for _, c := range r.Containers {
+		if ps := c.Model.PodSecurity; ps == nil || !ps.Allowed {
+			n++
+		}
+	}
+	return n
+}
+
+// replaceDir renames the finished directory tmp into place at dst. An
+// existing dst is replaced only when it holds nothing but an earlier
+// rendering.
+func replaceDir(tmp, dst string) error {
+	ents, err := os.ReadDir(dst)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return os.Rename(tmp, dst)
+	case err != nil:
+		return fmt.Errorf("--out %s: %w", dst, err)
+	}
+	for _, e := range ents {
+		if e.Name() != kube.ManifestFile {
+			return WithKind(KindUsage, fmt.Errorf("--out %s holds %s, which agentbox kube did not write; choose another --out or empty it", dst, e.Name()))
+		}
+	}
+	old := tmp + ".old"
+	if err := os.Rename(dst, old); err != nil {
+		return fmt.Errorf("replace %s: %w", dst, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.Rename(old, dst)
+		return fmt.Errorf("replace %s: %w", dst, err)
+	}
+	return os.RemoveAll(old)
+}
+
+func (cfg KubeConfig) record(start time.Time, res KubeResult, code int, note string) error {
+	rec := AuditRecord(append([]string{"agentbox", "kube"}, cfg.Args...), start, res.Report, code, note)
+	rec.Agent, rec.PermissionMode = res.Output.Agent, res.Output.Permission.Mode
+	for _, r := range res.Output.Residuals {
+		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: r.Code, Detail: r.Reason})
+	}
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	return AppendRecord(getenv, rec)
+}
+
+// WriteKubeSummary tells the user what was written, what each pod's Pod
+// Security verdict is, the residuals and accepted findings with their
+// reasons, and what to do before applying. On a refusal it lists the
+// failing findings instead.
+func WriteKubeSummary(w io.Writer, res KubeResult, refused bool) error {
+	var b strings.Builder
+	if refused {
+		b.WriteString("the rendered manifests fail their own audit; nothing was written:\n")
+		for _, f := range res.Report.Unaccepted() {
+			fmt.Fprintf(&b, "  %s %s: %s\n", f.Code, f.Subject, f.Detail)
+		}
+	} else {
+		fmt.Fprintf(&b, "wrote %s\n", filepath.Join(res.OutDir, kube.ManifestFile))
+	}
+	seen := map[string]bool{}
+	for _, c := range res.Report.Containers {
+		if ps := c.Model.PodSecurity; ps != nil && !seen[c.Name] {
+			seen[c.Name] = true
+			fmt.Fprintf(&b, "pod security %s: %s\n", c.Name, ps)
+		}
+	}
+	for _, f := range res.Report.Accepted() {
+		fmt.Fprintf(&b, "accepted %s %s: %s\n", f.Code, f.Subject, f.AcceptedReason)
+	}
+	for _, r := range res.Output.Residuals {
+		fmt.Fprintf(&b, "residual %s: %s\n", r.Code, r.Reason)
+	}
+	for _, n := range res.Output.Notes {
+		fmt.Fprintf(&b, "next: %s\n", n)
+	}
+	fmt.Fprintf(&b, "%d finding(s).\n", len(res.Report.Unaccepted()))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// KubeSummary and KubeSynopsis are agentbox kube's help lines.
+const (
+	KubeSummary  = "write Kubernetes manifests: a restricted namespace, the agent pod, the gateway, network policies"
+	KubeSynopsis = "[--agent codex|claude] --image IMAGE --gateway-image IMAGE --gateway-ip IP [--namespace NS] [--out DIR] [flags] [-- CMD [ARG...]]"
+)
+
+// Flags registers agentbox kube's own flags with stringVar (a FlagSet's
+// StringVar); the policy flags come on top.
+func (cfg *KubeConfig) Flags(stringVar func(p *string, name, value, usage string)) {
+	stringVar(&cfg.Agent, "agent", "", "agent adapter: codex or claude (its command, unless one follows --)")
+	stringVar(&cfg.Image, "image", "", "the agent's image, as the cluster pulls it (required)")
+	stringVar(&cfg.GatewayImage, "gateway-image", "", "the gateway's image: agentbox compose --build builds it; push it where the cluster pulls (required)")
+	stringVar(&cfg.GatewayIP, "gateway-ip", "", "a free ClusterIP of the service range, where the agent (which has no DNS) reaches the gateway (required)")
+	stringVar(&cfg.Namespace, "namespace", "", "namespace to create and run in (default agentbox)")
+	stringVar(&cfg.OutDir, "out", "", "output directory (default: ./agentbox-kube)")
+}
+
+// KubeMain runs the pipeline and tells the user: the summary on out, or,
+// on a refusal, the failing findings on errw before the refusal's error. A
+// ledger that cannot be written is a warning on errw.
+func KubeMain(ctx context.Context, cfg KubeConfig, out, errw io.Writer) error {
+	res, err := Kube(ctx, cfg)
+	if KindOf(err) == KindRefused && res.Output != nil {
+		if werr := WriteKubeSummary(errw, res, true); werr != nil {
+			return werr
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if res.LedgerErr != nil {
+		fmt.Fprintf(errw, "agentbox kube: warning: ledger: %v\n", res.LedgerErr)
+	}
+	return WriteKubeSummary(out, res, false)
+}
