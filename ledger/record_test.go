@@ -49,9 +49,9 @@ func fullRecord() Record {
 			{Layer: LayerLandlock, Logged: false, Detail: "the kernel's Landlock ABI is 6; audit records need 7"},
 			{Layer: LayerGateway, Logged: true, Probes: 1},
 		},
-		Teardown:         &Teardown{SurvivingPIDs: []int{4242}, Decision: DecisionResidue, Errors: []string{"killed 1 survivor"}},
-		ExitCode:         0,
-		Notes:            "first line\nsecond line",
+		Teardown: &Teardown{SurvivingPIDs: []int{4242}, Decision: DecisionResidue, Errors: []string{"killed 1 survivor"}},
+		ExitCode: 0,
+		Notes:    "first line\nsecond line",
 	}
 }
 
