@@ -147,6 +147,9 @@ func TestListenerRefusesAndRecords(t *testing.T) {
 		}
 		t.Fatalf("helper: %s", first)
 	}
+	if err := KernelSupport(); err != nil {
+		t.Errorf("the notify filter loaded, yet KernelSupport says: %v", err)
+	}
 	ask := func(calls string) string {
 		fmt.Fprintln(in, calls)
 		return readLine(t, out)
