@@ -157,8 +157,10 @@ func runAttempts(t *testing.T, rt string, names []string) (ledger.Record, string
 	env := isolatedEnv(t)
 	helper := connectHelper(t)
 	evidence := filepath.Join(t.TempDir(), "evidence.jsonl")
-	args := []string{"run", "--runtime", rt, "--evidence", evidence, "--ro-bind", filepath.Dir(helper), "--",
-		"env", "AGENTBOX_BIN=unused", helperEnv + "=" + helperSyscalls, helper}
+	args := []string{
+		"run", "--runtime", rt, "--evidence", evidence, "--ro-bind", filepath.Dir(helper), "--",
+		"env", "AGENTBOX_BIN=unused", helperEnv + "=" + helperSyscalls, helper,
+	}
 	r := runIn(t, env, ws, append(args, names...)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
