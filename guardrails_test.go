@@ -86,6 +86,9 @@ var layers = map[string]layer{
 	"apparmor":                      {exec: true}, // apparmor_parser loads profiles
 	"userns":                        {exec: true}, // newuidmap
 	"netpolicy":                     {may: []string{"internal/yamlfile", "netpolicy/bridge"}},
+	// The seccomp listener of a run's denial log: it writes ledger
+	// denials and runs nothing.
+	"denials": {may: []string{"ledger"}},
 	// The runtime CVE table and its pure judgement: doctor and the
 	// launcher ask it, each reading the runtime itself.
 	"engine/advisory": {},
@@ -111,8 +114,8 @@ var layers = map[string]layer{
 	// The launcher drives every stage below it; only the CLI (and the
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
-		"agents", "apparmor", "audit", "compose", "compose/check", "doctor", "engine", "engine/advisory", "engine/containerd", "host",
-		"kube", "ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+		"agents", "apparmor", "audit", "compose", "compose/check", "denials", "doctor", "engine", "engine/advisory", "engine/containerd",
+		"host", "kube", "ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
 	"cmd/agentbox": {may: []string{

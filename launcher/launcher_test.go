@@ -19,7 +19,7 @@ import (
 // prepareSteps are the steps of the Prepare stage, in order.
 var prepareSteps = []string{
 	"policy", "host", "workspace", "inputs", "plan", "evidence",
-	"gc", "run directory", "ids", "render", "runtime", "audit", "gateway", "init binary", "bundle", "lsm",
+	"gc", "run directory", "ids", "render", "runtime", "audit", "denial log", "gateway", "init binary", "bundle", "lsm",
 	"workspace grant", "canaries", "init channel", "create", "configure init",
 }
 

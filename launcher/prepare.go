@@ -37,6 +37,7 @@ type prepared struct {
 	eng      engine.Engine
 	grant    *engine.Grant
 	gw       *netpolicy.RunGateway
+	denials  denialLog // the seccomp listener (denials.go)
 	canaries canaries
 	// init is the channel to agentbox-init; initEnd its end that becomes
 	// init's fd 3.
@@ -61,6 +62,7 @@ func (p *prepared) recipe(ctx context.Context) []namedStep {
 		{"render", p.render},
 		{"runtime", func() error { return p.checkRuntime(ctx) }},
 		{"audit", p.auditSpec},
+		{"denial log", p.startDenialLog},
 		{"gateway", p.startGateway},
 		{"init binary", func() error { return p.initBin.install() }},
 		{"bundle", p.writeBundle},

@@ -77,6 +77,7 @@ func (l *launch) record(start time.Time, o outcome, td tornDown) ledger.Record {
 	rec.Probes = ledgerProbes(o.v.all())
 	rec.HostVerification = hostVerification(o.v.host, o.h.landlock)
 	p.advice.record(&rec)
+	p.denials.record(&rec)
 	for _, probe := range slices.Sorted(maps.Keys(l.cfg.AllowUnknown)) {
 		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: "probe-unknown-accepted", Detail: probe + ": " + l.cfg.AllowUnknown[probe]})
 	}

@@ -237,6 +237,7 @@ func (l *launch) tearDown(p *prepared) tornDown {
 	}
 	var td tornDown
 	td.gateway = l.stopGateway(p.gw)
+	p.denials.stop(p.gw)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	td.teardown = cleanRun(ctx, p.dirs, l.cfg.opener(), p.runDir, p.meta)
 	cancel()

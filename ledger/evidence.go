@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +29,9 @@ type Evidence struct {
 	// Name says which channel it is, for messages: "fd 3" or the path.
 	Name    string
 	created string // the path of a file OpenEvidence created
-	err     error
+	// mu orders the lines: denials arrive from the listener's goroutine.
+	mu  sync.Mutex
+	err error
 }
 
 // EvidenceError is a --evidence value that cannot be used, with the fix.
@@ -140,6 +143,8 @@ func (e *Evidence) Line(v any) { e.line(v) }
 
 // line writes v with a single write(2), keeping the first error for Close.
 func (e *Evidence) line(v any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.err != nil {
 		return
 	}
@@ -155,6 +160,8 @@ func (e *Evidence) line(v any) {
 // Close flushes a created file to disk and closes the channel; it returns
 // the first error of any write.
 func (e *Evidence) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.created != "" && e.err == nil {
 		if err := e.f.Sync(); err != nil {
 			e.err = fmt.Errorf("evidence %s: %w", e.Name, err)

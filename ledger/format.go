@@ -18,18 +18,18 @@ const timeLayout = "2006-01-02 15:04:05Z"
 const commandWidth = 40
 
 // WriteTable writes recs as the table of `agentbox runs`: run id, start
-// time, kind, command, exit code and verdict, one row per record in the
+// time, kind, command, exit code, the agent's denials and verdict, one row per record in the
 // given order.
 func WriteTable(w io.Writer, recs []Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN ID\tTIME\tKIND\tCOMMAND\tEXIT\tVERDICT")
+	fmt.Fprintln(tw, "RUN ID\tTIME\tKIND\tCOMMAND\tEXIT\tDENIALS\tVERDICT")
 	for _, r := range recs {
 		command := quoteArgs(r.Command)
 		if command == "" {
 			command = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", Printable(r.RunID), r.Start.UTC().Format(timeLayout),
-			Printable(string(r.Kind)), truncate(command, commandWidth), r.ExitCode, r.Verdict())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", Printable(r.RunID), r.Start.UTC().Format(timeLayout),
+			Printable(string(r.Kind)), truncate(command, commandWidth), r.ExitCode, r.DenialCount(), r.Verdict())
 	}
 	return tw.Flush()
 }
@@ -97,6 +97,7 @@ func WriteRecord(w io.Writer, r Record) error {
 	p.residuals(r.Residuals)
 	p.probes(r.Probes)
 	p.hostVerification(r.HostVerification)
+	p.denials(r.DenialLayers, r.Denials)
 	p.teardown(r.Teardown)
 	p.workspace(r.Workspace)
 	if r.Error != "" {

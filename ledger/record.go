@@ -49,7 +49,14 @@ type Record struct {
 	// "NoNewPrivs", "Seccomp", "canary-home", …).
 	HostVerification map[string]string `json:"host_verification,omitempty"`
 
-	Gateway  Gateway   `json:"gateway,omitzero"`
+	Gateway Gateway `json:"gateway,omitzero"`
+	// Denials are the agent's attempts that a layer refused, in order
+	// (docs/denials.md); DenialLayers says which layers logged them on
+	// this host, and why not where one could not. Empty layers: the run
+	// kept no denial log (a record of another kind, or of before it).
+	Denials      []Denial      `json:"denials,omitempty"`
+	DenialLayers []DenialLayer `json:"denial_layers,omitempty"`
+
 	Teardown *Teardown `json:"teardown,omitempty"` // nil: no sandbox was started
 
 	// Workspace is what the launcher found in the workspace: the unix

@@ -39,9 +39,19 @@ func fullRecord() Record {
 		},
 		HostVerification: map[string]string{"uid_map": "0 100000 65536", "CapEff": "0000000000000000", "NoNewPrivs": "1"},
 		Gateway:          Gateway{Allowed: 12, Denied: 3},
-		Teardown:         &Teardown{SurvivingPIDs: []int{4242}, Decision: DecisionResidue, Errors: []string{"killed 1 survivor"}},
-		ExitCode:         0,
-		Notes:            "first line\nsecond line",
+		Denials: []Denial{
+			{Time: t0.Add(time.Second), Layer: LayerSeccomp, Syscall: "mount", PID: 4242, Comm: "sh", Args: "source=x target=/tmp fstype=tmpfs flags=0x0"},
+			{Time: t0.Add(2 * time.Second), Layer: LayerSeccomp, Syscall: "unshare", PID: 4243, Comm: "unshare\x1b[2J", Args: "flags=CLONE_NEWUSER"},
+			{Time: t0.Add(3 * time.Second), Layer: LayerGateway, Args: "connect example.com:443: not in network.allow"},
+		},
+		DenialLayers: []DenialLayer{
+			{Layer: LayerSeccomp, Logged: true, Probes: 9, Dropped: 2},
+			{Layer: LayerLandlock, Logged: false, Detail: "the kernel's Landlock ABI is 6; audit records need 7"},
+			{Layer: LayerGateway, Logged: true, Probes: 1},
+		},
+		Teardown: &Teardown{SurvivingPIDs: []int{4242}, Decision: DecisionResidue, Errors: []string{"killed 1 survivor"}},
+		ExitCode: 0,
+		Notes:    "first line\nsecond line",
 	}
 }
 

@@ -184,3 +184,21 @@ func BenchmarkCompile(b *testing.B) {
 		})
 	}
 }
+
+// TestValidateLoggedProfile: the notify rule of the logged form names only
+// syscalls the linked libseccomp resolves, on both architectures.
+func TestValidateLoggedProfile(t *testing.T) {
+	for _, arch := range profiles.Arches() {
+		if err := Validate(profiles.Default().LoggedOCI(arch, "/run/denials.sock")); err != nil {
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatal(err)
+			}
+			for _, p := range ve.Problems {
+				if p.Rule == len(profiles.Default().OCI(arch).Syscalls) {
+					t.Errorf("%s: the notify rule: %s", arch, p)
+				}
+			}
+		}
+	}
+}

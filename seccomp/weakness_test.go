@@ -247,3 +247,20 @@ func sortedCopy(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// TestLoggedFormIsSupervised: a notify rule is a supervisor's decision to
+// the audit, which cannot know the listener answers EPERM; this is why the
+// launcher audits the plain form and converts it after (docs/denials.md).
+func TestLoggedFormIsSupervised(t *testing.T) {
+	got := Check(profiles.Default().LoggedOCI(specs.ArchX86_64, "/s"))
+	var names []string
+	for _, w := range got {
+		if w.Verdict != Supervised {
+			t.Errorf("%s: %s, want supervised", w.Call, w.Verdict)
+		}
+		names = append(names, w.Syscall)
+	}
+	if diff := cmp.Diff(profiles.LoggedSyscalls(), names); diff != "" {
+		t.Errorf("supervised calls differ from the logged list:\n%s", diff)
+	}
+}

@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		os.Exit(unixConnect(os.Args[1]))
+	case helperSyscalls:
+		os.Exit(trySyscalls(os.Args[1:]))
 	default:
 		fmt.Fprintf(os.Stderr, "%s=%s: no such helper\n", helperEnv, h)
 		os.Exit(2)

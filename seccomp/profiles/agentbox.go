@@ -71,6 +71,7 @@ func Default() Profile {
 		Rules:           rules,
 		Denied:          denials(),
 		DeniedCalls:     deniedCalls(),
+		Logged:          logged(),
 	}
 }
 

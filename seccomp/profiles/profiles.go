@@ -114,6 +114,9 @@ type Profile struct {
 	// DeniedCalls lists argument-specific calls the rules must not allow
 	// (clone with CLONE_NEWUSER, socket(AF_PACKET), ...).
 	DeniedCalls []Call
+	// Logged names the denied syscalls whose attempts a supervisor may
+	// record (LoggedOCI); empty: none, every denial is the default action.
+	Logged Logged
 }
 
 // Call is one syscall invocation with the argument values that matter; the

@@ -1,0 +1,210 @@
+//go:build integration
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/ledger"
+)
+
+// helperSyscalls makes the test binary, inside the sandbox, try each
+// logged syscall it is given and one allowed one.
+const helperSyscalls = "syscalls"
+
+// attempts are the calls the helper makes, each with arguments that make
+// it fail harmlessly should the filter ever let it through.
+var attempts = map[string]func() unix.Errno{
+	"mount": func() unix.Errno {
+		src, _ := unix.BytePtrFromString("agentbox-denial")
+		dst, _ := unix.BytePtrFromString("/tmp")
+		fs, _ := unix.BytePtrFromString("tmpfs")
+		_, _, e := unix.Syscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(src)), uintptr(unsafe.Pointer(dst)), uintptr(unsafe.Pointer(fs)), 0, 0, 0)
+		return e
+	},
+	"unshare": func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_UNSHARE, unix.CLONE_NEWUSER, 0, 0); return e },
+	"ptrace": func() unix.Errno {
+		_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_ATTACH, 1, 0, 0, 0, 0)
+		return e
+	},
+	"bpf":            func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_BPF, ^uintptr(0), 0, 0); return e },
+	"keyctl":         func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_KEYCTL, ^uintptr(0), 0, 0); return e },
+	"finit_module":   func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_FINIT_MODULE, ^uintptr(0), 0, 0); return e },
+	"setns":          func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_SETNS, ^uintptr(0), 0, 0); return e },
+	"userfaultfd":    func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_USERFAULTFD, 0, 0, 0); return e },
+	"io_uring_setup": func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 0, 0, 0); return e },
+	// Allowed: it must never appear in the log.
+	"getppid": func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_GETPPID, 0, 0, 0); return e },
+}
+
+// trySyscalls is the sandbox side: one name=ERRNO line per call.
+func trySyscalls(names []string) int {
+	for _, n := range names {
+		f, ok := attempts[n]
+		if !ok {
+			fmt.Printf("%s=unknown\n", n)
+			continue
+		}
+		e := f()
+		if e == 0 {
+			fmt.Printf("%s=ok\n", n)
+		} else {
+			fmt.Printf("%s=%s\n", n, unix.ErrnoName(e))
+		}
+	}
+	return 0
+}
+
+var logged = []string{"mount", "unshare", "ptrace", "bpf", "keyctl", "finit_module", "setns", "userfaultfd", "io_uring_setup"}
+
+// Each logged syscall the agent tries fails with EPERM and appears once in
+// the record's denials, named, with the caller's pid and command name; the
+// allowed one never does; the self-test probes' attempts are counted
+// apart. The same denials stream on --evidence as they happen.
+func TestDenialLogRecordsEachAttempt(t *testing.T) {
+	for _, rt := range []string{"runc", "crun"} {
+		t.Run(rt, func(t *testing.T) {
+			testutil.RequireBinary(t, rt, rt)
+			if rt == "crun" {
+				testutil.RequireRoot(t) // as TestCrunBoundaryAsRoot
+			}
+			rec, stdout, streamed := runAttempts(t, rt, append(slices.Clone(logged), "getppid"))
+			obs := observations(stdout)
+			for _, n := range logged {
+				if obs[n] != "EPERM" {
+					t.Errorf("%s inside the sandbox: %q, want EPERM", n, obs[n])
+				}
+			}
+			if obs["getppid"] != "ok" {
+				t.Errorf("getppid: %q, want ok", obs["getppid"])
+			}
+			seccomp := layer(t, rec, ledger.LayerSeccomp)
+			if !seccomp.Logged || seccomp.Probes == 0 {
+				t.Errorf("seccomp layer %+v: want logged, with the probes' attempts counted", seccomp)
+			}
+			var got []string
+			for _, d := range rec.Denials {
+				if d.Layer != ledger.LayerSeccomp {
+					continue
+				}
+				got = append(got, d.Syscall)
+				if d.PID <= 0 || d.Comm == "" || d.Time.IsZero() {
+					t.Errorf("denial %+v lacks its pid, command name or time", d)
+				}
+				if d.Syscall == "mount" && d.Args != "source=agentbox-denial target=/tmp fstype=tmpfs flags=0x0" {
+					t.Errorf("mount's summary: %q", d.Args)
+				}
+			}
+			if !slices.Equal(got, logged) {
+				t.Errorf("seccomp denials %v, want each attempt once, in order: %v", got, logged)
+			}
+			if !slices.Equal(streamed, logged) {
+				t.Errorf("--evidence streamed %v, want %v", streamed, logged)
+			}
+		})
+	}
+}
+
+// A run that tries nothing has an empty list, the layer still logged.
+func TestDenialLogOfAQuietRunIsEmpty(t *testing.T) {
+	rec, _, streamed := runAttempts(t, "runc", []string{"getppid"})
+	if len(rec.Denials) != 0 || len(streamed) != 0 {
+		t.Errorf("denials %+v, streamed %v: want none", rec.Denials, streamed)
+	}
+	if l := layer(t, rec, ledger.LayerSeccomp); !l.Logged {
+		t.Errorf("seccomp layer %+v: want logged", l)
+	}
+	if l := layer(t, rec, ledger.LayerLandlock); l.Logged || l.Detail == "" {
+		t.Errorf("landlock layer %+v: want not logged, with the reason", l)
+	}
+}
+
+// The self-test's probes try mount and the rest on purpose: a selftest
+// record counts them and lists none.
+func TestSelftestProbeDenialsAreCountedNotListed(t *testing.T) {
+	env := isolatedEnv(t)
+	r := runIn(t, env, shortTempDir(t, "abs-"), "selftest")
+	if r.code != 0 {
+		t.Fatalf("selftest exit %d\n%s", r.code, r.stderr)
+	}
+	rec := lastRecord(t, env)
+	if rec.Kind != ledger.KindSelftest || len(rec.Denials) != 0 {
+		t.Errorf("selftest record: kind %s, %d denials listed; want none", rec.Kind, len(rec.Denials))
+	}
+	if l := layer(t, rec, ledger.LayerSeccomp); !l.Logged || l.Probes == 0 {
+		t.Errorf("seccomp layer %+v: want the probes' attempts counted", l)
+	}
+}
+
+// runAttempts runs the helper in a sandbox with runtime rt and returns the
+// record, the helper's stdout and the syscalls streamed on --evidence.
+func runAttempts(t *testing.T, rt string, names []string) (ledger.Record, string, []string) {
+	t.Helper()
+	uid, gid := testUser(t)
+	ws := workspaceOwnedBy(t, uid, gid)
+	env := isolatedEnv(t)
+	helper := connectHelper(t)
+	evidence := filepath.Join(t.TempDir(), "evidence.jsonl")
+	args := []string{
+		"run", "--runtime", rt, "--evidence", evidence, "--ro-bind", filepath.Dir(helper), "--",
+		"env", "AGENTBOX_BIN=unused", helperEnv + "=" + helperSyscalls, helper,
+	}
+	r := runIn(t, env, ws, append(args, names...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	data, err := os.ReadFile(evidence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Event  string
+			Denial ledger.Denial
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == "denial" {
+			streamed = append(streamed, ev.Denial.Syscall)
+		}
+	}
+	_, rec := evidenceLines(t, data)
+	if ledgerRec := lastRecord(t, env); ledgerRec.RunID != rec.RunID || len(ledgerRec.Denials) != len(rec.Denials) {
+		t.Errorf("the ledger's record (%s, %d denials) is not the evidence's (%s, %d)", ledgerRec.RunID, len(ledgerRec.Denials), rec.RunID, len(rec.Denials))
+	}
+	show := runIn(t, env, ws, "show", rec.RunID)
+	for _, d := range rec.Denials {
+		if !strings.Contains(show.stdout, d.Syscall+" ") {
+			t.Errorf("agentbox show lacks the %s denial:\n%s", d.Syscall, show.stdout)
+		}
+	}
+	runs := runIn(t, env, ws, "runs")
+	if !strings.Contains(runs.stdout, "DENIALS") || !strings.Contains(runs.stdout, fmt.Sprintf(" %s ", rec.DenialCount())) {
+		t.Errorf("agentbox runs does not show %s denials:\n%s", rec.DenialCount(), runs.stdout)
+	}
+	return rec, r.stdout, streamed
+}
+
+func layer(t *testing.T, rec ledger.Record, name string) ledger.DenialLayer {
+	t.Helper()
+	for _, l := range rec.DenialLayers {
+		if l.Layer == name {
+			return l
+		}
+	}
+	t.Fatalf("record %s has no %s layer: %+v", rec.RunID, name, rec.DenialLayers)
+	return ledger.DenialLayer{}
+}

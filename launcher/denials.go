@@ -1,0 +1,185 @@
+package launcher
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentbox/agentbox/denials"
+	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/netpolicy"
+	"github.com/agentbox/agentbox/seccomp/profiles"
+	"github.com/agentbox/agentbox/selftest"
+	"github.com/agentbox/agentbox/spec"
+)
+
+// DenialSocket is the name of the seccomp listener's socket in the run
+// directory (linux.seccomp.listenerPath).
+const DenialSocket = "denials.sock"
+
+// denialLog is the run's denial log (docs/denials.md): the seccomp
+// listener when this host and runtime can carry the notification fd, the
+// reason when they cannot, and what it all recorded once stopped.
+type denialLog struct {
+	listener *denials.Listener
+	off      string // why seccomp denials are not logged; "" when they are
+	log      denials.Log
+	gateway  []ledger.Denial
+	gwLayer  *ledger.DenialLayer
+}
+
+// startDenialLog is the step that turns the audited filter's logged
+// denials into notifications for a listener of the launcher's. It runs
+// after the self-audit, which judges the plain filter: to an outsider a
+// notify rule leaves the call to whatever answers, and agentbox's
+// listener answers EPERM, which is what the audited filter does (the
+// kernel answers ENOSYS once no listener is left). Where the kernel or
+// the runtime cannot carry the fd, or the listener cannot listen, the
+// plain filter runs and the record says why nothing was logged.
+func (p *prepared) startDenialLog() error {
+	d := &p.denials
+	if d.off = p.denialLogUnsupported(); d.off != "" {
+		return nil
+	}
+	prof, _ := profiles.Named(p.plan.Seccomp) // render checked it
+	arch, err := profiles.NativeArch()
+	if err != nil {
+		return err
+	}
+	l, err := denials.Listen(filepath.Join(p.runDir.Path, DenialSocket), denials.Options{OnDenial: p.l.evidenceDenial})
+	if err != nil {
+		d.off = err.Error()
+		return nil
+	}
+	d.listener = l
+	return spec.WithSeccomp(prof.LoggedOCI(arch, l.Path))(p.spec)
+}
+
+// denialLogUnsupported says why this run cannot log seccomp denials, or "".
+func (p *prepared) denialLogUnsupported() string {
+	if p.plan.Runtime.Path == "" {
+		return "the engine runs its own runtime, which agentbox does not hand a listener"
+	}
+	if p.spec.Linux == nil || p.spec.Linux.Seccomp == nil {
+		return "the sandbox has no seccomp filter"
+	}
+	if err := denials.KernelSupport(); err != nil {
+		return err.Error()
+	}
+	if err := denials.RuntimeSupport(p.plan.Runtime.Name, p.advice.rt.Version); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// evidenceDenial streams one of the agent's denials on --evidence.
+func (l *launch) evidenceDenial(d ledger.Denial) {
+	if l.ev != nil {
+		l.ev.Denial(d)
+	}
+}
+
+// agentStarted marks the end of the self-test's probes: what follows is
+// the agent's.
+func (d *denialLog) agentStarted() {
+	if d.listener != nil {
+		d.listener.AgentStarted()
+	}
+}
+
+// stop ends the listener (a call notified after it fails with ENOSYS) and
+// reads the gateway's refusals from its decision log while the run
+// directory still exists.
+func (d *denialLog) stop(gw *netpolicy.RunGateway) {
+	if d.listener != nil {
+		d.log = d.listener.Stop()
+	}
+	if gw != nil {
+		d.gateway, d.gwLayer = gatewayDenials(gw.Log, d.log.AgentStarted)
+	}
+}
+
+// record adds the denial log to rec: the agent's denials, seccomp's then
+// the gateway's, and one entry per layer saying whether it logged.
+func (d *denialLog) record(rec *ledger.Record) {
+	if d.listener == nil && d.off == "" {
+		return // the run ended before the step
+	}
+	seccomp := d.log.Layer
+	if d.listener == nil {
+		seccomp = ledger.DenialLayer{Layer: ledger.LayerSeccomp, Detail: d.off}
+	}
+	rec.DenialLayers = append(rec.DenialLayers, seccomp, landlockLayer())
+	rec.Denials = append(rec.Denials, d.log.Denials...)
+	if d.gwLayer != nil {
+		rec.DenialLayers = append(rec.DenialLayers, *d.gwLayer)
+		rec.Denials = append(rec.Denials, d.gateway...)
+	}
+}
+
+// landlockLayer says why Landlock's refusals are not in the log: the
+// kernel reports them to the audit subsystem only from ABI 7, and
+// agentbox does not read the audit log yet.
+func landlockLayer() ledger.DenialLayer {
+	l := ledger.DenialLayer{Layer: ledger.LayerLandlock}
+	switch abi := selftest.LandlockABI(); {
+	case abi == 0:
+		l.Detail = "this kernel has no Landlock"
+	case abi < 7:
+		l.Detail = fmt.Sprintf("the kernel's Landlock ABI is %d, and only ABI 7 reports denials to the audit log", abi)
+	default:
+		l.Detail = fmt.Sprintf("the kernel (Landlock ABI %d) reports denials to the audit log, which agentbox does not read yet", abi)
+	}
+	return l
+}
+
+// gatewayDenials are the deny lines of the gateway's decision log: those
+// from the agent's start on are its denials, those before (or all, when
+// no agent started) the probes'. A log that cannot be read leaves the
+// layer not logged, with the reason.
+func gatewayDenials(path string, agentStarted time.Time) ([]ledger.Denial, *ledger.DenialLayer) {
+	layer := &ledger.DenialLayer{Layer: ledger.LayerGateway, Logged: true}
+	f, err := os.Open(path)
+	if err != nil {
+		layer.Logged, layer.Detail = false, "the gateway's decision log: "+err.Error()
+		return nil, layer
+	}
+	defer f.Close()
+	var out []ledger.Denial
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var dec netpolicy.Decision
+		if json.Unmarshal(sc.Bytes(), &dec) != nil || dec.Decision != netpolicy.Deny {
+			continue
+		}
+		n := 1 + int(dec.Repeated)
+		switch {
+		case agentStarted.IsZero() || dec.Time.Before(agentStarted):
+			layer.Probes += n
+		case len(out) >= denials.DefaultMax:
+			layer.Dropped += n
+		default:
+			out = append(out, gatewayDenial(dec))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		layer.Detail = "the gateway's decision log: " + err.Error()
+	}
+	return out, layer
+}
+
+// gatewayDenial is one deny line as a denial: what was asked and why not.
+func gatewayDenial(dec netpolicy.Decision) ledger.Denial {
+	args := dec.Kind + " " + dec.Target
+	if dec.Reason != "" {
+		args += ": " + dec.Reason
+	}
+	if dec.Repeated > 0 {
+		args += fmt.Sprintf(" (and %d more like it)", dec.Repeated)
+	}
+	return ledger.Denial{Time: dec.Time.UTC(), Layer: ledger.LayerGateway, Args: args}
+}
