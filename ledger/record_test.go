@@ -38,10 +38,14 @@ func fullRecord() Record {
 			{Probe: "gateway-reachable", Target: "127.0.0.1:8080", Expect: "ALLOW", Decision: "UNKNOWN", Observed: "timeout"},
 		},
 		HostVerification: map[string]string{"uid_map": "0 100000 65536", "CapEff": "0000000000000000", "NoNewPrivs": "1"},
-		Gateway:          Gateway{Allowed: 12, Denied: 3},
-		Teardown:         &Teardown{SurvivingPIDs: []int{4242}, Decision: DecisionResidue, Errors: []string{"killed 1 survivor"}},
-		ExitCode:         0,
-		Notes:            "first line\nsecond line",
+		Binds: []Bind{
+			{Source: "/home/ana/src/app/node_modules", Kind: "install", ReadOnly: true, Why: "the command codex (/home/ana/src/app/node_modules/@openai/codex/bin/codex.js): the node_modules that holds the package"},
+			{Source: "/srv/cache", Kind: "extra", ReadOnly: false},
+		},
+		Gateway:  Gateway{Allowed: 12, Denied: 3},
+		Teardown: &Teardown{SurvivingPIDs: []int{4242}, Decision: DecisionResidue, Errors: []string{"killed 1 survivor"}},
+		ExitCode: 0,
+		Notes:    "first line\nsecond line",
 	}
 }
 
