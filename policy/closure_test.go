@@ -38,7 +38,6 @@ func (t tree) bin(p string)               { t.mkdirs(p); t.f.file(p, 0o755, t.ui
 func (t tree) script(p, contents string)  { t.mkdirs(p); t.f.script(p, 0o755, t.uid, contents) }
 func (t tree) data(p, contents string)    { t.mkdirs(p); t.f.script(p, 0o644, t.uid, contents) }
 func (t tree) link(p, target string)      { t.mkdirs(p); t.f.link(p, target) }
-func (t tree) dir(p string)               { t.mkdirs(p + "/x"); t.f.dir(p, t.uid, t.uid) }
 func (t tree) onPath(name, p string)      { t.f.path[name] = p }
 func (t tree) program(name, p string)     { t.bin(p); t.onPath(name, p) }
 func (t tree) nodeCLI(p string)           { t.script(p, "#!/usr/bin/env node\nimport './x.js'\n") }
