@@ -32,6 +32,7 @@ test: setup build ## what CI runs: vet, lint, generated files, unit + integratio
 	$(GO) vet -tags integration ./...
 	$(MAKE) lint
 	$(MAKE) verify-generate
+	scripts/agents-install.sh
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...
 	scripts/test-rootless.sh
 

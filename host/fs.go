@@ -1,6 +1,8 @@
 package host
 
 import (
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -61,6 +63,30 @@ func (OSFS) EvalSymlinks(path string) (string, error) { return filepath.EvalSyml
 
 // LookPath finds name on the launcher's PATH.
 func (OSFS) LookPath(name string) (string, error) { return exec.LookPath(name) }
+
+// ReadHead reads at most n bytes from the start of the regular file at
+// path; it never blocks on a FIFO or a device, which it refuses.
+func (OSFS) ReadHead(path string, n int) ([]byte, error) {
+	// O_NONBLOCK: opening a FIFO must not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // #nosec G304 -- planning reads the host's own files by design
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	buf := make([]byte, n)
+	m, err := io.ReadFull(f, buf)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return buf[:m], err
+}
 
 func info(fi fs.FileInfo, link string) policy.FileInfo {
 	out := policy.FileInfo{Mode: fi.Mode(), Link: link}

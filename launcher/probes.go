@@ -101,6 +101,11 @@ func (p *prepared) configureInit() error {
 		// that the host's verification sees the sandbox still alive.
 		WaitGo: true,
 	}
+	for _, m := range p.plan.Mounts {
+		if m.Kind == policy.KindInstall && m.ReadOnly {
+			ic.Canaries.HomeInstalls = append(ic.Canaries.HomeInstalls, m.Destination)
+		}
+	}
 	if cfg.ProbesOnly {
 		ic.Agent = selftest.Command{}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/selftest"
 )
 
@@ -63,6 +64,7 @@ func (l *launch) record(start time.Time, o outcome, td tornDown) ledger.Record {
 			rec.Agent = a.Name
 		}
 		rec.PermissionMode = plan.Agent.Permission.Mode
+		rec.Binds = ledgerBinds(plan.Mounts)
 	}
 	for _, src := range p.sources {
 		rec.PolicySources = append(rec.PolicySources, ledger.PolicySource{Path: src.Path, Kind: string(src.Kind), Digest: src.Digest})
@@ -88,6 +90,18 @@ func (l *launch) record(start time.Time, o outcome, td tornDown) ledger.Record {
 		rec.Error = o.err.Error()
 	}
 	return rec
+}
+
+// ledgerBinds lists the plan's binds beyond its root and workspace: the
+// command's closure and the policy's extra binds, with why each is there.
+func ledgerBinds(ms []policy.Mount) []ledger.Bind {
+	var out []ledger.Bind
+	for _, m := range ms {
+		if m.Kind == policy.KindInstall || m.Kind == policy.KindExtra {
+			out = append(out, ledger.Bind{Source: m.Source, Kind: string(m.Kind), ReadOnly: m.ReadOnly, Why: m.Why})
+		}
+	}
+	return out
 }
 
 // terminalNote says, for the record and the user, what the terminal filter

@@ -96,6 +96,7 @@ func WriteRecord(w io.Writer, r Record) error {
 	p.findings(r.Findings)
 	p.residuals(r.Residuals)
 	p.probes(r.Probes)
+	p.binds(r.Binds)
 	p.hostVerification(r.HostVerification)
 	p.denials(r.DenialLayers, r.Denials)
 	p.teardown(r.Teardown)
@@ -175,6 +176,23 @@ func (p *printer) header(r Record) {
 			gw += fmt.Sprintf(" (%d not in the decision log: it reached its cap)", r.Gateway.LogDropped)
 		}
 		p.field("gateway", gw)
+	}
+}
+
+func (p *printer) binds(bs []Bind) {
+	if len(bs) == 0 {
+		return
+	}
+	p.section(fmt.Sprintf("binds (%d)", len(bs)))
+	for _, b := range bs {
+		mode := "rw"
+		if b.ReadOnly {
+			mode = "ro"
+		}
+		p.line("  %s %-7s %s", mode, b.Kind, b.Source)
+		if b.Why != "" {
+			p.line("           %s", b.Why)
+		}
 	}
 }
 

@@ -49,6 +49,12 @@ type Record struct {
 	// "NoNewPrivs", "Seccomp", "canary-home", …).
 	HostVerification map[string]string `json:"host_verification,omitempty"`
 
+	// Binds are the host paths bound into the sandbox beyond its system
+	// directories and workspace: the command's closure (its install
+	// prefixes, interpreters, venvs, each with why it is there) and the
+	// policy's extra binds.
+	Binds []Bind `json:"binds,omitempty"`
+
 	Gateway Gateway `json:"gateway,omitzero"`
 	// Denials are the agent's attempts that a layer refused, in order
 	// (docs/denials.md); DenialLayers says which layers logged them on
@@ -120,6 +126,14 @@ type Probe struct {
 // Passed reports whether the probe's decision is the expected one. UNKNOWN
 // never passes.
 func (p Probe) Passed() bool { return p.Decision == p.Expect && p.Decision != "UNKNOWN" }
+
+// Bind is one host path bound into the sandbox (at the same path).
+type Bind struct {
+	Source   string `json:"source"`
+	Kind     string `json:"kind"` // the plan's mount kind: install (the command's closure) or extra (the policy's)
+	ReadOnly bool   `json:"read_only"`
+	Why      string `json:"why,omitempty"`
+}
 
 // Gateway counts the gateway's decisions during the run.
 type Gateway struct {

@@ -38,7 +38,11 @@ func fullRecord() Record {
 			{Probe: "gateway-reachable", Target: "127.0.0.1:8080", Expect: "ALLOW", Decision: "UNKNOWN", Observed: "timeout"},
 		},
 		HostVerification: map[string]string{"uid_map": "0 100000 65536", "CapEff": "0000000000000000", "NoNewPrivs": "1"},
-		Gateway:          Gateway{Allowed: 12, Denied: 3},
+		Binds: []Bind{
+			{Source: "/home/ana/src/app/node_modules", Kind: "install", ReadOnly: true, Why: "the command codex (/home/ana/src/app/node_modules/@openai/codex/bin/codex.js): the node_modules that holds the package"},
+			{Source: "/srv/cache", Kind: "extra", ReadOnly: false},
+		},
+		Gateway: Gateway{Allowed: 12, Denied: 3},
 		Denials: []Denial{
 			{Time: t0.Add(time.Second), Layer: LayerSeccomp, Syscall: "mount", PID: 4242, Comm: "sh", Args: "source=x target=/tmp fstype=tmpfs flags=0x0"},
 			{Time: t0.Add(2 * time.Second), Layer: LayerSeccomp, Syscall: "unshare", PID: 4243, Comm: "unshare\x1b[2J", Args: "flags=CLONE_NEWUSER"},

@@ -72,7 +72,11 @@ func ClassifyBind(p string, f BindFacts) PathClass {
 	if p == "/" {
 		return PathClass{CodeHostRoot, "is the host's root directory: the whole host file system, every engine socket and home directory included"}
 	}
-	if declared(p, f.Workspaces, f.Homes) || f.ReadOnly && declared(p, f.ReadOnlyPaths, f.Homes) {
+	if declared(p, f.Workspaces, f.Homes, false) || f.ReadOnly && declared(p, f.ReadOnlyPaths, f.Homes, true) {
+		// A declared path is still refused where it exposes credentials.
+		if what := secretClass(p, f.Homes, f.ReadOnly); what != "" {
+			return PathClass{CodeHome, what}
+		}
 		return PathClass{}
 	}
 	if home, rel, ok := homeOf(p, f.Homes); ok {
@@ -254,19 +258,53 @@ func systemWhat(p, dir string) string {
 }
 
 // declared reports whether p is at or below one of dirs that is neither a
-// home directory, nor holds one, nor is a system directory.
-func declared(p string, dirs, homes []string) bool {
+// home directory, nor holds one, nor is a system directory. With
+// homeSystem, a directory inside a home that lies in a system directory
+// (/root/.pyenv/versions/3.12.1) counts as declared too: an install
+// prefix of root's, bound read-only.
+func declared(p string, dirs, homes []string, homeSystem bool) bool {
 	for _, d := range dirs {
 		if d == "" || !within(p, d) {
 			continue
 		}
 		_, rel, inHome := homeOf(d, homes)
 		_, system := systemDirOf(d)
-		if !(inHome && rel != relInside) && !system {
+		if !(inHome && rel != relInside) && (!system || homeSystem && inHome) {
 			return true
 		}
 	}
 	return false
+}
+
+// secretClass says how p exposes one of HomeSecrets of the home it lies
+// in (at it, inside it, or a directory of the home above it), or "".
+func secretClass(p string, homes []string, ro bool) string {
+	home, rel, ok := homeOf(p, homes)
+	if !ok || rel != relInside {
+		return ""
+	}
+	tail := ""
+	if ro {
+		tail = "; read-only does not help: keys and tokens are read, not written"
+	}
+	for _, s := range HomeSecrets {
+		secret := path.Join(home, s)
+		switch {
+		case within(p, secret):
+			return "is " + relName(p, secret) + secret + ", which holds credentials" + tail
+		case within(secret, p):
+			return "contains " + secret + ", which holds credentials" + tail
+		}
+	}
+	return ""
+}
+
+// relName is "" for p == dir, else "inside ".
+func relName(p, dir string) string {
+	if p == dir {
+		return ""
+	}
+	return "inside "
 }
 
 // withinAny returns the first of dirs that p is or is below.

@@ -44,6 +44,17 @@ func TestClassifyBind(t *testing.T) {
 		{"/etc/x", BindFacts{Workspaces: []string{"/etc"}}, CodeSystem, "is inside the system directory /etc"},
 		{"/home/ana/.nvm/v20", BindFacts{ReadOnly: true, ReadOnlyPaths: []string{"/home/ana/.nvm/v20"}}, "", ""},
 		{"/home/ana/.nvm/v20", BindFacts{ReadOnlyPaths: []string{"/home/ana/.nvm/v20"}}, CodeHome, "is inside the home directory /home/ana"},
+		// A read-only install prefix may lie in root's home, which is a
+		// system directory; a workspace there may not.
+		{"/root/.pyenv/versions/3.12.1", BindFacts{ReadOnly: true, ReadOnlyPaths: []string{"/root/.pyenv/versions/3.12.1"}}, "", ""},
+		{"/root/proj", BindFacts{Workspaces: []string{"/root/proj"}}, CodeHome, "is inside the home directory /root"},
+		// A declared path that is, holds or lies in a credential directory
+		// is still refused.
+		{"/home/ana/.ssh/bin", BindFacts{ReadOnly: true, ReadOnlyPaths: []string{"/home/ana/.ssh/bin"}}, CodeHome, "is inside /home/ana/.ssh, which holds credentials; read-only does not help: keys and tokens are read, not written"},
+		{"/home/ana/.config", BindFacts{ReadOnly: true, ReadOnlyPaths: []string{"/home/ana/.config"}}, CodeHome, "contains /home/ana/.config/gcloud, which holds credentials; read-only does not help: keys and tokens are read, not written"},
+		{"/root/.aws", BindFacts{Workspaces: []string{"/root/.aws"}}, CodeHome, "is inside the home directory /root"},
+		{"/home/ana/.aws", BindFacts{Workspaces: []string{"/home/ana/.aws"}}, CodeHome, "is /home/ana/.aws, which holds credentials"},
+		{"/home/ana/.config/yarn/global/node_modules", BindFacts{ReadOnly: true, ReadOnlyPaths: []string{"/home/ana/.config/yarn/global/node_modules"}}, "", ""},
 		{"/srv/proj/docker.sock", BindFacts{Workspaces: []string{"/srv/proj"}}, CodeSocket, "is a container engine socket by its name or directory: whoever can write to it is root on the host"},
 		// The launcher's own files are exempt from the system class only.
 		{"/run/agentbox/r/gateway.sock", BindFacts{ReadOnly: true, RuntimeFiles: []string{"/run/agentbox/r/gateway.sock"}}, "", ""},

@@ -9,11 +9,12 @@ import (
 )
 
 // resolveCommand finds argv[0] (on the host PATH, or inside an image root)
-// and, when the host binary lives outside the directories the sandbox
-// already sees (under ~/.local or ~/.nvm, say), binds its install prefix,
-// and only that, read-only. A command reached through a symlink in the
-// workspace that leads out of it (./script → a host program) is refused:
-// the agent may have planted the link to choose what gets bound.
+// and, when the host program lives outside the directories the sandbox
+// already sees (under ~/.local or ~/.nvm, say), binds its closure
+// read-only (closure.go): its symlinks, its install prefix, its
+// interpreters. A command reached through a symlink in the workspace that
+// leads out of it (./script → a host program) is refused: the agent may
+// have planted the link to choose what gets bound.
 func (r *resolver) resolveCommand(argv []string) error {
 	if r.plan.Rootfs.Image != "" {
 		return r.imageCommand(argv)
@@ -22,7 +23,7 @@ func (r *resolver) resolveCommand(argv []string) error {
 	if err != nil {
 		return err
 	}
-	real, err := r.realPath("command", argv[0], found)
+	_, err = r.realPath("command", argv[0], found)
 	var in *InputError
 	switch {
 	case errors.As(err, &in):
@@ -30,10 +31,8 @@ func (r *resolver) resolveCommand(argv []string) error {
 	case err != nil:
 		return &InputError{Field: "command", Msg: fmt.Sprintf("%s: %v", found, err), Fix: "check the command's install"}
 	}
-	for _, p := range []string{found, real} {
-		if err := r.bindInstall(p); err != nil {
-			return err
-		}
+	if err := r.bindFound("the command "+argv[0], found, 0); err != nil {
+		return err
 	}
 	r.plan.Command = append([]string{found}, argv[1:]...)
 	return nil
@@ -54,42 +53,11 @@ func (r *resolver) lookPath(name string) (string, error) {
 	return r.abs(p), nil
 }
 
-// bindInstall makes p visible inside by binding its install prefix.
-func (r *resolver) bindInstall(p string) error {
-	if r.visible(p) {
-		return nil
-	}
-	prefix := installPrefix(p)
-	if c := r.classifyInstall(prefix); c.Code != "" || prefix == filepath.Join(r.h.Home, ".local") {
-		prefix = filepath.Dir(p)
-	}
-	if c := r.classifyInstall(prefix); c.Code != "" {
-		return &InputError{Field: "command", Msg: fmt.Sprintf("%s lives in %s, which %s", p, prefix, c.What), Fix: "install the command under a prefix of its own (for example ~/.local/opt/NAME) or in a system directory"}
-	}
-	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindInstall, Source: prefix, Destination: prefix, ReadOnly: true})
-	if bin := filepath.Join(prefix, "bin"); bin == filepath.Dir(p) {
-		r.bins = append(r.bins, bin)
-	} else {
-		r.bins = append(r.bins, filepath.Dir(p))
-	}
-	return nil
-}
-
 // classifyInstall classifies an install prefix as the audit does: bound
 // read-only on purpose (BindFacts.ReadOnlyPaths), so a prefix inside a home
 // directory is fine and the home itself, or a system directory, is not.
 func (r *resolver) classifyInstall(prefix string) PathClass {
 	return r.classify(prefix, BindFacts{ReadOnly: true, ReadOnlyPaths: []string{prefix}})
-}
-
-// installPrefix is the directory above a bin/ directory (~/.nvm/versions/
-// node/v20 for …/v20/bin/codex), else the directory holding the file.
-func installPrefix(p string) string {
-	dir := filepath.Dir(p)
-	if filepath.Base(dir) == "bin" {
-		return filepath.Dir(dir)
-	}
-	return dir
 }
 
 // visible reports whether p is inside a mount or a system symlink of the

@@ -15,10 +15,11 @@ type fakeFS struct {
 	links map[string]string
 	path  map[string]string // command name → found path
 	errs  map[string]error  // path → the error reaching it fails with
+	data  map[string]string // regular file → its contents (ReadHead)
 }
 
 func newFakeFS() *fakeFS {
-	f := &fakeFS{files: map[string]FileInfo{}, links: map[string]string{}, path: map[string]string{}, errs: map[string]error{}}
+	f := &fakeFS{files: map[string]FileInfo{}, links: map[string]string{}, path: map[string]string{}, errs: map[string]error{}, data: map[string]string{}}
 	for _, d := range []string{"/", "/usr", "/usr/bin", "/usr/sbin", "/usr/lib", "/etc", "/etc/ssl", "/etc/ssl/certs", "/home", "/home/ana", "/root", "/var", "/var/run", "/run", "/tmp", "/srv"} {
 		f.dir(d, 0, 0)
 	}
@@ -42,6 +43,26 @@ func (f *fakeFS) file(p string, mode fs.FileMode, uid uint32) {
 }
 
 func (f *fakeFS) link(p, target string) { f.links[p] = target }
+
+// script adds a regular file with contents.
+func (f *fakeFS) script(p string, mode fs.FileMode, uid uint32, contents string) {
+	f.file(p, mode, uid)
+	f.data[p] = contents
+}
+
+// ReadHead returns the first n bytes of a file's contents; a file added
+// without contents reads as empty.
+func (f *fakeFS) ReadHead(p string, n int) ([]byte, error) {
+	real, err := f.EvalSymlinks(p)
+	if err != nil {
+		return nil, err
+	}
+	if fi, ok := f.files[real]; !ok || !fi.Mode.IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: errors.New("not a regular file")}
+	}
+	d := f.data[real]
+	return []byte(d[:min(n, len(d))]), nil
+}
 
 func (f *fakeFS) Stat(p string) (FileInfo, error) {
 	real, err := f.EvalSymlinks(p)

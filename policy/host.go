@@ -90,6 +90,10 @@ type FS interface {
 	EvalSymlinks(path string) (string, error)
 	// LookPath finds a command on the launcher's PATH.
 	LookPath(name string) (string, error)
+	// ReadHead returns at most n bytes from the start of the file at path,
+	// following symlinks: a script's #! line, a venv's pyvenv.cfg. A file
+	// shorter than n is returned whole, without an error.
+	ReadHead(path string, n int) ([]byte, error)
 }
 
 // FileInfo is the part of a stat result planning needs.

@@ -106,3 +106,16 @@ var PathFixes = map[string]string{
 	CodeHome:     "remove the bind; bind only the project directory and give the agent a fresh HOME",
 	CodeSystem:   "remove the bind; if one file is needed, bind that file read-only",
 }
+
+// HomeSecrets are the entries of a home directory that hold credentials
+// (keys, tokens, session cookies), relative to the home. A bind at, inside
+// or containing one of them exposes the credential: it is a home finding
+// even when the bind is declared (an install prefix, a workspace), so that
+// ~/.config, which holds ~/.config/gh, is never an install prefix.
+var HomeSecrets = []string{
+	".ssh", ".aws", ".azure", ".kube", ".docker", ".gnupg", ".password-store",
+	".netrc", ".git-credentials", ".npmrc", ".pypirc", ".vault-token",
+	".config/gcloud", ".config/gh", ".config/hub", ".config/op", ".config/doctl",
+	".local/share/keyrings", ".cargo/credentials", ".cargo/credentials.toml",
+	".terraform.d", ".codex", ".claude", ".claude.json", ".gemini",
+}

@@ -17,16 +17,42 @@ const maxLinks = 40
 var errLoop = errors.New("too many levels of symbolic links")
 
 // realPath resolves abs (an absolute path the user gave: a bind, a
-// command) the way the kernel would, one component at a time, and refuses
+// command) the way the kernel would (walk), and refuses
 // it when a symlink located in the workspace takes it out of the
 // workspace. Such a link may have been planted by the agent of an earlier
 // run (./cache → ~/.ssh); a link outside the workspace is the user's own
 // and is followed. given is the path as the user wrote it, for the error.
 func (r *resolver) realPath(field, given, abs string) (string, error) {
 	ws := r.plan.Workspace
+	cur, hops, err := r.walk(abs)
+	if err != nil {
+		return "", err
+	}
+	for _, h := range hops {
+		if ws != "" && within(h.link, ws) {
+			if !within(cur, ws) {
+				return "", &InputError{
+					Field: field,
+					Msg:   fmt.Sprintf("%s resolves through %s -> %s, a symlink in the workspace, to %s outside the workspace", given, h.link, h.target, cur),
+					Fix:   "a link in the workspace may have been planted by the agent of an earlier run; name " + cur + " itself if you mean it",
+				}
+			}
+			break
+		}
+	}
+	return cur, nil
+}
+
+// hop is one symlink a walk followed: where it is (its directory
+// resolved) and what it says.
+type hop struct{ link, target string }
+
+// walk resolves abs the way the kernel would, one component at a time,
+// and returns the result with every symlink it followed, in order.
+func (r *resolver) walk(abs string) (string, []hop, error) {
 	cur, rest := "/", strings.Split(abs, "/")
-	var link, target string // the first link in the workspace followed
-	for hops := 0; len(rest) > 0; {
+	var hops []hop
+	for len(rest) > 0 {
 		c := rest[0]
 		rest = rest[1:]
 		switch c {
@@ -39,31 +65,22 @@ func (r *resolver) realPath(field, given, abs string) (string, error) {
 		next := filepath.Join(cur, c)
 		fi, err := r.h.FS.Lstat(next)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if fi.Mode&fs.ModeSymlink == 0 {
 			cur = next
 			continue
 		}
-		if hops++; hops > maxLinks {
-			return "", errLoop
+		if len(hops) >= maxLinks {
+			return "", nil, errLoop
 		}
-		if link == "" && ws != "" && within(next, ws) {
-			link, target = next, fi.Link
-		}
+		hops = append(hops, hop{next, fi.Link})
 		if filepath.IsAbs(fi.Link) {
 			cur = "/"
 		}
 		rest = append(strings.Split(fi.Link, "/"), rest...)
 	}
-	if link != "" && !within(cur, ws) {
-		return "", &InputError{
-			Field: field,
-			Msg:   fmt.Sprintf("%s resolves through %s -> %s, a symlink in the workspace, to %s outside the workspace", given, link, target, cur),
-			Fix:   "a link in the workspace may have been planted by the agent of an earlier run; name " + cur + " itself if you mean it",
-		}
-	}
-	return cur, nil
+	return cur, hops, nil
 }
 
 // within reports whether p is dir or below it.

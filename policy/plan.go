@@ -251,6 +251,11 @@ type Mount struct {
 	ReadOnly    bool      `json:"read_only"`
 	// Options are extra mount options (tmpfs size and mode, for example).
 	Options []string `json:"options,omitempty"`
+	// Why says, for a bind of the command's closure (KindInstall), what
+	// needs it and what it is: "codex (found on PATH at …): the
+	// node_modules that holds its package". Empty for other kinds, whose
+	// Kind says it.
+	Why string `json:"why,omitempty"`
 }
 
 // ResolvedLimits are the cgroup limits in units the kernel takes.

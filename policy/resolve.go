@@ -108,6 +108,9 @@ type resolver struct {
 	plan   *Plan
 	// bins are install directories to put in front of PATH inside.
 	bins []string
+	// venvs are the directories the command's closure looked at for a
+	// Python venv (closure.go).
+	venvs map[string]bool
 }
 
 func (r *resolver) abs(path string) string {

@@ -363,7 +363,7 @@ func TestResolveInstallPrefix(t *testing.T) {
 			},
 			argv:      "aider",
 			wantBinds: []string{"/home/ana/.local/bin", "/home/ana/.local/share/pipx/venvs/aider"},
-			wantPath:  "/home/ana/.local/bin:/home/ana/.local/share/pipx/venvs/aider/bin:" + SystemPath,
+			wantPath:  "/home/ana/.local/bin:" + SystemPath,
 		},
 	}
 	for _, tt := range tests {

@@ -143,6 +143,11 @@ type NetCanary struct {
 type Canaries struct {
 	// HostHome are the invoking user's real home directories.
 	HostHome []HostPath `json:"host_home,omitempty"`
+	// HomeInstalls are the inside paths of the read-only binds the plan
+	// makes on purpose, the command's closure (~/.nvm/versions/node/v22,
+	// ~/.local/bin): host-home-not-mounted accepts a part of a home
+	// mounted exactly at one of them and read-only, and nothing else.
+	HomeInstalls []string `json:"home_installs,omitempty"`
 	// Files are canary files with random content (in the real home, beside
 	// the bundle); the sandbox must not see them anywhere.
 	Files []HostPath `json:"files,omitempty"`

@@ -72,6 +72,20 @@ func sameFile(name string, hp HostPath) bool {
 	return dev == hp.Dev && st.Ino == hp.Ino
 }
 
+// installBind reports whether the mount at p is one of the plan's
+// read-only install binds.
+func installBind(mounts []Mount, p string, installs []string) bool {
+	if !slices.Contains(installs, p) {
+		return false
+	}
+	for _, m := range mounts {
+		if m.MountPoint == p && !m.hasOption("ro") {
+			return false
+		}
+	}
+	return true
+}
+
 func probeHostHome(e *Env) outcome {
 	homes := e.Config.Canaries.HostHome
 	if len(homes) == 0 {
@@ -91,6 +105,10 @@ func probeHostHome(e *Env) outcome {
 			w.add(Allow, "mounted", fmt.Sprintf("host home %s is visible at %s", h.Path, p))
 		}
 		for _, p := range part {
+			if installBind(mounts, p, e.Config.Canaries.HomeInstalls) {
+				w.add(Deny, "not-mounted", fmt.Sprintf("%s of host home %s is bound read-only at %s, as the command's closure (installs only)", p, h.Path, p))
+				continue
+			}
 			w.add(Allow, "mounted", fmt.Sprintf("part of host home %s is mounted at %s", h.Path, p))
 		}
 		if sameFile(h.Path, h) {
