@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/userns"
 )
 
@@ -148,10 +149,10 @@ func checkSubIDs(f *Facts) []Result {
 		r.Status, r.Detail, r.Fix = Fail, "cannot read the id databases: "+f.IDs.Err, "correct the named line of the file"
 	case !f.User.Rootless():
 		return []Result{rootSubIDs(f, r)}
-	case f.IDs.Mode == userns.RootlessSubIDs:
+	case f.IDs.Mode == policy.IDSubIDs:
 		r.Status, r.Detail = Pass, fmt.Sprintf("rootless sandboxes map their ids onto %s's subordinate ranges (%s)", f.User.Name, describeRanges(f.IDs.SubUIDs))
 	default:
-		r.Status, r.Residual = Warn, "rootless-single-id"
+		r.Status, r.Residual = Warn, policy.ResidualRootlessSingle
 		r.Detail = "rootless sandboxes can map only " + f.User.Name + "'s own uid and gid: " + f.IDs.Reason
 		r.Fix = subIDFix(f, f.User.Name)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentbox/agentbox/apparmor"
 	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/userns"
 )
 
@@ -39,7 +40,7 @@ func healthyFacts() *Facts {
 func rootless(f *Facts) {
 	f.User = UserFacts{EUID: 1000, Name: "ana", GID: 1000, Home: "/home/ana"}
 	f.IDs = IDFacts{
-		Mode: userns.RootlessSubIDs, NewIDMap: true, FreeStart: 165536,
+		Mode: policy.IDSubIDs, NewIDMap: true, FreeStart: 165536,
 		SubUIDs: []userns.SubIDEntry{{Owner: "ana", Start: 100000, Count: 65536}},
 	}
 }
@@ -74,11 +75,11 @@ func TestChecks(t *testing.T) {
 		{"userns refused on a host", func(f *Facts) { f.UserNS.CreateErr = "operation not permitted" }, "userns-create", Fail, "", "unshare --user true"},
 		{"rootless without subids", func(f *Facts) {
 			rootless(f)
-			f.IDs.Mode, f.IDs.Reason, f.IDs.SubUIDs = userns.RootlessSingle, "ana has no /etc/subuid entry", nil
+			f.IDs.Mode, f.IDs.Reason, f.IDs.SubUIDs = policy.IDSingle, "ana has no /etc/subuid entry", nil
 		}, "subids", Warn, "rootless-single-id", "usermod --add-subuids 165536-231071 --add-subgids 165536-231071 ana"},
 		{"rootless without newuidmap", func(f *Facts) {
 			rootless(f)
-			f.IDs.Mode, f.IDs.NewIDMap, f.IDs.SubGIDs = userns.RootlessSingle, false, f.IDs.SubUIDs
+			f.IDs.Mode, f.IDs.NewIDMap, f.IDs.SubGIDs = policy.IDSingle, false, f.IDs.SubUIDs
 		}, "subids", Warn, "rootless-single-id", "apt-get install uidmap"},
 		{"incomplete dedicated range", func(f *Facts) { f.IDs.SlotsErr = "dedicated id range is incomplete" }, "subids", Fail, "", "usermod --add-subuids 100000-165535"},
 		{"dedicated range", func(f *Facts) { f.IDs.Source = userns.SourceDedicated }, "subids", Pass, "", ""},
@@ -128,7 +129,7 @@ func TestChecks(t *testing.T) {
 		}, "docker-config", Unknown, "", "json.tool"},
 		{"rootless podman without subids", func(f *Facts) {
 			rootless(f)
-			f.IDs.Mode, f.IDs.Reason, f.IDs.SubUIDs = userns.RootlessSingle, "no entry", nil
+			f.IDs.Mode, f.IDs.Reason, f.IDs.SubUIDs = policy.IDSingle, "no entry", nil
 			f.Podman = PodmanFacts{Path: "/usr/bin/podman", Version: "4.3.1"}
 		}, "podman", Warn, "", "usermod --add-subuids"},
 	} {

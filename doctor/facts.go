@@ -6,6 +6,7 @@ import (
 	"github.com/agentbox/agentbox/apparmor"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/engine/advisory"
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/userns"
 )
 
@@ -75,9 +76,10 @@ type IDFacts struct {
 	// cannot be had ("" when they can).
 	Source   userns.Source `json:"source,omitempty"`
 	SlotsErr string        `json:"slots_err,omitempty"`
-	// Rootless: the mode RootlessMappings chooses and why.
-	Mode   userns.RootlessMode `json:"mode,omitempty"`
-	Reason string              `json:"reason,omitempty"`
+	// Rootless: the mode policy.RootlessIDMap chooses and, for a single
+	// id, its residual's reason.
+	Mode   policy.IDMode `json:"mode,omitempty"`
+	Reason string        `json:"reason,omitempty"`
 	// SubUIDs and SubGIDs are the invoking user's entries (rootless) or
 	// the dedicated user's (root).
 	SubUIDs  []userns.SubIDEntry `json:"subuids,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/engine/advisory"
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/userns"
 )
 
@@ -69,7 +70,7 @@ func sysctl(h Host, p string) Sysctl {
 
 // gatherIDs decides where a sandbox's ids come from, as the launcher will:
 // as root from id slots (userns.HostIDs), rootless from the user's own
-// subordinate ranges (userns.RootlessMappings).
+// subordinate ranges (policy.RootlessIDMap, the plan's decision).
 func gatherIDs(_ context.Context, h Host, f *Facts) {
 	ids, err := userns.ReadHostIDs(h.path("/etc"))
 	if err != nil {
@@ -85,15 +86,18 @@ func gatherIDs(_ context.Context, h Host, f *Facts) {
 	uid := uint32(f.User.EUID)
 	f.IDs.SubUIDs = userns.Owned(ids.SubUIDs, f.User.Name, uid)
 	f.IDs.SubGIDs = userns.Owned(ids.SubGIDs, f.User.Name, uid)
-	rl, err := userns.RootlessMappings(userns.RootlessInput{
-		Name: f.User.Name, UID: uid, GID: f.User.GID, AgentUID: uid, AgentGID: f.User.GID,
-		SubUIDs: ids.SubUIDs, SubGIDs: ids.SubGIDs, NewIDMap: f.IDs.NewIDMap,
-	})
-	if err != nil {
-		f.IDs.Err = err.Error()
-		return
+	sub := policy.SubIDs{User: f.User.Name, NewIDMap: f.IDs.NewIDMap}
+	if len(f.IDs.SubUIDs) > 0 {
+		sub.UID = policy.IDRange{Start: f.IDs.SubUIDs[0].Start, Count: f.IDs.SubUIDs[0].Count}
 	}
-	f.IDs.Mode, f.IDs.Reason = rl.Mode, rl.Reason
+	if len(f.IDs.SubGIDs) > 0 {
+		sub.GID = policy.IDRange{Start: f.IDs.SubGIDs[0].Start, Count: f.IDs.SubGIDs[0].Count}
+	}
+	m, res := policy.RootlessIDMap(sub) // the plan's own decision
+	f.IDs.Mode = m.Mode
+	if res != nil {
+		f.IDs.Reason = res.Reason
+	}
 }
 
 // freeStart is BuiltinBase when no entry reaches past it, else the first

@@ -47,29 +47,39 @@ func (r *resolver) resolveIdentity() error {
 	return nil
 }
 
-// idMap decides, once, how the sandbox's ids map to the host's: a slot
-// leased for the run as root; rootless, the user's subordinate ranges
-// where it has both and newuidmap/newgidmap are installed, else its own
-// ids only, with the one residual that says what that leaves and how to
-// fix it; a container engine maps them itself.
+// idMap decides how the sandbox's ids map to the host's: a slot leased
+// for the run as root; rootless, RootlessIDMap; a container engine maps
+// them itself.
 func (r *resolver) idMap(rootless bool) IDMap {
-	sub := r.h.SubIDs
 	switch {
 	case r.engine():
 		return IDMap{Mode: IDEngine}
 	case !rootless:
 		return IDMap{Mode: IDSlot}
-	case sub.UID.Count > 0 && sub.GID.Count > 0 && sub.NewIDMap:
-		return IDMap{Mode: IDSubIDs, UIDs: sub.UID, GIDs: sub.GID}
 	}
-	r.plan.Residuals = append(r.plan.Residuals, Residual{
+	m, res := RootlessIDMap(r.h.SubIDs)
+	if res != nil {
+		r.plan.Residuals = append(r.plan.Residuals, *res)
+	}
+	return m
+}
+
+// RootlessIDMap decides, once for the plan and for doctor, how a rootless
+// sandbox's ids map: onto the user's subordinate ranges where it has both
+// and newuidmap/newgidmap are installed, else its own ids only, with the
+// one residual that says what that leaves and how to fix it (nil in the
+// first case).
+func RootlessIDMap(sub SubIDs) (IDMap, *Residual) {
+	if sub.UID.Count > 0 && sub.GID.Count > 0 && sub.NewIDMap {
+		return IDMap{Mode: IDSubIDs, UIDs: sub.UID, GIDs: sub.GID}, nil
+	}
+	return IDMap{Mode: IDSingle}, &Residual{
 		Code: ResidualRootlessSingle,
 		Reason: rootlessSingleWhy(sub) + ", so the sandbox has one id: the agent runs as root of its own user namespace (this user on the host, without capabilities), " +
 			"and agentbox-init (PID 1) runs as the same uid, so the agent can change init's resource limits (prlimit), which can break the gateway bridge init serves, " +
 			"and signal it where Landlock does not scope signals; " + rootlessSingleFix(sub),
 		Probes: append([]string(nil), InitSharedProbes...),
-	})
-	return IDMap{Mode: IDSingle}
+	}
 }
 
 func rootlessSingleWhy(sub SubIDs) string {

@@ -191,3 +191,33 @@ func TestResolveLandlock(t *testing.T) {
 		t.Errorf("for an engine: landlock %+v (%v), want none", eng.Landlock, err)
 	}
 }
+
+// RootlessIDMap is the one decision of the rootless mode, the plan's and
+// doctor's: subordinate ranges need both files and newuidmap.
+func TestRootlessIDMap(t *testing.T) {
+	u, g := IDRange{Start: 100000, Count: 65536}, IDRange{Start: 200000, Count: 65536}
+	for _, tc := range []struct {
+		name string
+		sub  SubIDs
+		mode IDMode
+		fix  string
+	}{
+		{"subids and newidmap", SubIDs{User: "ana", UID: u, GID: g, NewIDMap: true}, IDSubIDs, ""},
+		{"no subids", SubIDs{User: "ana", NewIDMap: true}, IDSingle, "usermod --add-subuids 200000-265535 --add-subgids 200000-265535 ana"},
+		{"subuid without subgid", SubIDs{User: "ana", UID: u, NewIDMap: true}, IDSingle, "usermod --add-subuids"},
+		{"no newuidmap", SubIDs{User: "ana", UID: u, GID: g}, IDSingle, "apt-get install uidmap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, res := RootlessIDMap(tc.sub)
+			if m.Mode != tc.mode || (res == nil) != (tc.fix == "") {
+				t.Fatalf("mode %s residual %+v, want %s with fix %q", m.Mode, res, tc.mode, tc.fix)
+			}
+			if res != nil && (res.Code != ResidualRootlessSingle || !strings.Contains(res.Reason, tc.fix)) {
+				t.Errorf("residual %+v, want %s naming %q", res, ResidualRootlessSingle, tc.fix)
+			}
+			if tc.mode == IDSubIDs && (m.UIDs != u || m.GIDs != g) {
+				t.Errorf("ranges %+v %+v, want %+v %+v", m.UIDs, m.GIDs, u, g)
+			}
+		})
+	}
+}

@@ -20,10 +20,10 @@
 // id instead, as Podman's keep-id does, so files it writes in the workspace
 // belong to their owner.
 //
-// Rootless (agentbox run by an ordinary user), RootlessMappings maps the
-// user's own uid and gid to the agent's, plus the user's subordinate range
-// when the user has one and newuidmap/newgidmap are installed; it reports
-// which mode it used and why.
+// Rootless (agentbox run by an ordinary user), the plan decides the mode
+// (policy.RootlessIDMap) from the user's subordinate ranges (Owned) and
+// whether newuidmap/newgidmap are installed (HaveNewIDMap); the launcher
+// makes the maps with MapRange.
 //
 // The parsers (ParseSubIDs, ParsePasswd, ParseGroup) decode each line with
 // github.com/moby/sys/user and read the host files strictly on top of it: a
