@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -217,4 +219,25 @@ func (cfg ComposeConfig) record(start time.Time, r audit.Report, out *compose.Ou
 		}
 	}
 	return AppendRecord(cfg.getenv, rec)
+}
+
+// BuildGateway builds the gateway image of the project Compose wrote, with
+// the docker CLI or podman's, their output to out. The context is the
+// Dockerfile (FROM scratch: nothing is pulled), the static binary and the
+// CA bundle.
+func BuildGateway(ctx context.Context, res ComposeResult, out io.Writer) error {
+	dir, image := filepath.Join(res.OutDir, compose.BuildDir), res.Output.GatewayImage
+	for _, name := range []string{"docker", "podman"} {
+		cli, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		cmd := exec.CommandContext(ctx, cli, "build", "--tag", image, dir)
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s build --tag %s %s: %w", name, image, dir, err)
+		}
+		return nil
+	}
+	return WithKind(KindHost, fmt.Errorf("build the gateway image: neither docker nor podman is on the PATH; install docker.io, or build it elsewhere with: docker build --tag %s %s", image, dir))
 }

@@ -23,12 +23,18 @@ type TrustStatus struct {
 	// Action is what the invocation did: "trusted", "unchanged",
 	// "checked", "revoked" or "listed".
 	Action string `json:"action"`
+	// Since is when a listed file was trusted.
+	Since time.Time `json:"trusted_at,omitzero"`
 }
 
 // Text says st in words for people: whether the file is trusted now and,
 // for a change or a first trust, the diff or the file.
 func (st TrustStatus) Text() string {
 	switch {
+	case st.Action == "listed":
+		return fmt.Sprintf("%s  %s  %s", st.Since.Format(time.DateOnly), st.Digest, st.Path)
+	case st.Action == "revoked":
+		return fmt.Sprintf("revoked %s: runs refuse it until it is trusted again", st.Path)
 	case st.Action == "unchanged" || (st.Action == "checked" && st.Trusted):
 		return fmt.Sprintf("%s is trusted (%s)", st.Path, st.Digest)
 	case st.Action == "checked" && st.Changed:
@@ -39,6 +45,23 @@ func (st TrustStatus) Text() string {
 		return fmt.Sprintf("trusted %s (%s); the change from the content trusted before:\n%s", st.Path, st.Digest, st.Diff)
 	}
 	return fmt.Sprintf("trusted %s (%s):\n%s", st.Path, st.Digest, indent(st.Diff))
+}
+
+// RevokeFile forgets path: runs refuse it again until it is trusted. ok is
+// false when it was not trusted, and nothing was done.
+func (s TrustStore) RevokeFile(path string) (st TrustStatus, ok bool, err error) {
+	had, err := s.Revoke(path)
+	return TrustStatus{Path: path, Action: "revoked"}, had, err
+}
+
+// Listed is every trusted file as a status, "listed".
+func (s TrustStore) Listed() ([]TrustStatus, error) {
+	entries, err := s.List()
+	out := make([]TrustStatus, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, TrustStatus{Path: e.Path, Digest: e.Digest, Trusted: true, Action: "listed", Since: e.Trusted})
+	}
+	return out, err
 }
 
 // indent strips LineDiff's "+ " marks of a first-time trust into a plain

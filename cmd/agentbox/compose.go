@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 
 	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/compose/check"
@@ -94,7 +92,7 @@ func composeWrite(ctx context.Context, s stdio, cfg launcher.ComposeConfig, buil
 		return fail(s, "compose", err)
 	}
 	if build {
-		if err := buildGateway(ctx, s, filepath.Join(res.OutDir, compose.BuildDir), res.Output.GatewayImage); err != nil {
+		if err := launcher.BuildGateway(ctx, res, s.Err); err != nil {
 			return fail(s, "compose", err)
 		}
 		fmt.Fprintf(s.Out, "built %s\n", res.Output.GatewayImage)
@@ -106,23 +104,4 @@ func warnLedger(s stdio, err error) {
 	if err != nil {
 		fmt.Fprintf(s.Err, "agentbox compose: warning: ledger: %v\n", err)
 	}
-}
-
-// buildGateway builds the gateway image from the context Write put in dir,
-// with the docker CLI or podman's. The context is the Dockerfile (FROM
-// scratch: nothing is pulled), the static binary and the CA bundle.
-func buildGateway(ctx context.Context, s stdio, dir, image string) error {
-	for _, name := range []string{"docker", "podman"} {
-		cli, err := exec.LookPath(name)
-		if err != nil {
-			continue
-		}
-		cmd := exec.CommandContext(ctx, cli, "build", "--tag", image, dir)
-		cmd.Stdout, cmd.Stderr = s.Err, s.Err
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%s build --tag %s %s: %w", name, image, dir, err)
-		}
-		return nil
-	}
-	return fmt.Errorf("build the gateway image: neither docker nor podman is on the PATH; install docker.io, or build it elsewhere with: docker build --tag %s %s", image, dir)
 }

@@ -45,11 +45,7 @@ func runDoctor(ctx context.Context, s stdio, args []string) int {
 // recordDoctor appends the host report to the ledger. A ledger that cannot
 // be written is reported, but does not change doctor's verdict.
 func recordDoctor(s stdio, rec ledger.Record, quiet bool) {
-	l, _ := openLedger(s, "doctor")
-	if l == nil {
-		return
-	}
-	if err := l.Append(rec); err != nil {
+	if err := launcher.AppendRecord(s.Getenv, rec); err != nil {
 		fmt.Fprintf(s.Err, "agentbox doctor: the host report was not recorded in the ledger: %v\n", err)
 		return
 	}

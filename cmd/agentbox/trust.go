@@ -41,7 +41,7 @@ func runTrust(_ context.Context, s stdio, args []string) int {
 	if !ok {
 		return code
 	}
-	if modes := btoi(f.revoke) + btoi(f.list) + btoi(f.check); len(pos) > 1 || len(cmd) > 0 || modes > 1 {
+	if len(pos) > 1 || len(cmd) > 0 || f.revoke && f.list || f.revoke && f.check || f.list && f.check {
 		return fail(s, "trust", usagef("give at most one FILE or DIR and at most one of --check, --revoke, --list; see 'agentbox trust --help'"))
 	}
 	cfg, err := policy.ConfigDir(s.Getenv)
@@ -82,13 +82,6 @@ func runTrust(_ context.Context, s stdio, args []string) int {
 	return trustReport(s, st, f.json, exitOK)
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // trustReport prints st; untrustedCode is the exit code when st is not
 // trusted.
 func trustReport(s stdio, st policy.TrustStatus, asJSON bool, untrustedCode int) int {
@@ -107,7 +100,7 @@ func trustReport(s stdio, st policy.TrustStatus, asJSON bool, untrustedCode int)
 }
 
 func trustRevoke(s stdio, store policy.TrustStore, path string, asJSON bool) int {
-	had, err := store.Revoke(path)
+	st, had, err := store.RevokeFile(path)
 	if err != nil {
 		return fail(s, "trust", hostErr(err))
 	}
@@ -115,31 +108,21 @@ func trustRevoke(s stdio, store policy.TrustStore, path string, asJSON bool) int
 		fmt.Fprintf(s.Err, "agentbox trust: %s was not trusted; nothing to revoke\n", path)
 		return exitFindings
 	}
-	if asJSON {
-		return writeJSON(s, "trust", policy.TrustStatus{Path: path, Action: "revoked"})
-	}
-	fmt.Fprintf(s.Out, "revoked %s: runs refuse it until it is trusted again\n", path)
-	return exitOK
+	return trustReport(s, st, asJSON, exitOK)
 }
 
 func trustList(s stdio, store policy.TrustStore, asJSON bool) int {
-	entries, err := store.List()
-	if err != nil {
+	list, err := store.Listed()
+	switch {
+	case err != nil:
 		return fail(s, "trust", hostErr(err))
-	}
-	if asJSON {
-		out := make([]policy.TrustStatus, 0, len(entries))
-		for _, e := range entries {
-			out = append(out, policy.TrustStatus{Path: e.Path, Digest: e.Digest, Trusted: true, Action: "listed"})
-		}
-		return writeJSON(s, "trust", out)
-	}
-	if len(entries) == 0 {
+	case asJSON:
+		return writeJSON(s, "trust", list)
+	case len(list) == 0:
 		fmt.Fprintf(s.Err, "agentbox trust: no trusted files in %s\n", store.Dir)
-		return exitOK
 	}
-	for _, e := range entries {
-		fmt.Fprintf(s.Out, "%s  %s  %s\n", e.Trusted.Format(time.DateOnly), e.Digest, e.Path)
+	for _, st := range list {
+		fmt.Fprintln(s.Out, st.Text())
 	}
 	return exitOK
 }
