@@ -296,3 +296,29 @@ func TestDocLinksInSourceExist(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// cliLineBudget is the most lines cmd/agentbox's non-test files may have:
+// the CLI maps flags to the packages' inputs and errors to exit codes;
+// anything that decides or runs belongs below it (issue 11).
+const cliLineBudget = 1200
+
+func TestCLIStaysThin(t *testing.T) {
+	files, err := filepath.Glob("cmd/agentbox/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += strings.Count(string(data), "\n")
+	}
+	if n > cliLineBudget {
+		t.Errorf("cmd/agentbox has %d non-test lines, over its budget of %d: move what decides or runs into the packages below it", n, cliLineBudget)
+	}
+}
