@@ -107,7 +107,7 @@ func selftestDecisions(t *testing.T, env []string, ws string, args ...string) (m
 // same decisions as on the runtime CLI: uid map, read-only root, no
 // capabilities, the seccomp denials, only lo, the canaries and the host's
 // own checks among them. Then the daemon holds nothing of the run.
-func TestContainerdSelfTestMatchesTheRuntime(t *testing.T) {
+func TestContainerdSelfTestMatchesTheRuntimeAsRoot(t *testing.T) {
 	addr, c := testContainerd(t)
 	uid, gid := testUser(t)
 	ws := workspaceOwnedBy(t, uid, gid)
@@ -147,7 +147,7 @@ func TestContainerdSelfTestMatchesTheRuntime(t *testing.T) {
 // The agent's exit code, its way of dying, its stdin (to the end) and its
 // stdout and stderr pass through containerd as through the runtime CLI,
 // and each run's teardown leaves the daemon holding nothing.
-func TestContainerdExitCodesAndStreams(t *testing.T) {
+func TestContainerdExitCodesAndStreamsAsRoot(t *testing.T) {
 	addr, c := testContainerd(t)
 	uid, gid := testUser(t)
 	ws := workspaceOwnedBy(t, uid, gid)
@@ -194,7 +194,7 @@ func TestContainerdExitCodesAndStreams(t *testing.T) {
 
 // With a terminal, the agent gets a pty of its own through containerd's
 // shim, sized like the user's terminal, and its exit code passes.
-func TestContainerdTerminal(t *testing.T) {
+func TestContainerdTerminalAsRoot(t *testing.T) {
 	addr, _ := testContainerd(t)
 	uid, gid := testUser(t)
 	ws := workspaceOwnedBy(t, uid, gid)
@@ -211,7 +211,7 @@ func TestContainerdTerminal(t *testing.T) {
 // task and their shim on the daemon; `agentbox gc`, told nothing of the
 // engine, finds the run's record, cleans it on that daemon, and nothing of
 // it is left there or on the host.
-func TestContainerdKilledLauncherIsCleanedByGC(t *testing.T) {
+func TestContainerdKilledLauncherIsCleanedByGCAsRoot(t *testing.T) {
 	addr, c := testContainerd(t)
 	uid, gid := testUser(t)
 	ws := workspaceOwnedBy(t, uid, gid)
@@ -252,7 +252,7 @@ func TestContainerdKilledLauncherIsCleanedByGC(t *testing.T) {
 
 // A daemon that does not answer is an error that names it and the fix,
 // before anything runs.
-func TestContainerdUnreachableIsNamed(t *testing.T) {
+func TestContainerdUnreachableIsNamedAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
 	uid, gid := testUser(t)
 	ws := workspaceOwnedBy(t, uid, gid)

@@ -73,13 +73,18 @@ var logged = []string{"mount", "unshare", "ptrace", "bpf", "keyctl", "finit_modu
 // the record's denials, named, with the caller's pid and command name; the
 // allowed one never does; the self-test probes' attempts are counted
 // apart. The same denials stream on --evidence as they happen.
-func TestDenialLogRecordsEachAttempt(t *testing.T) {
-	for _, rt := range []string{"runc", "crun"} {
+func TestDenialLogRecordsEachAttempt(t *testing.T) { denialLogRecordsEachAttempt(t, "runc") }
+
+// The same on crun, as root only (as TestCrunBoundaryAsRoot).
+func TestDenialLogRecordsEachAttemptOnCrunAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	denialLogRecordsEachAttempt(t, "crun")
+}
+
+func denialLogRecordsEachAttempt(t *testing.T, runtime string) {
+	for _, rt := range []string{runtime} {
 		t.Run(rt, func(t *testing.T) {
 			testutil.RequireBinary(t, rt, rt)
-			if rt == "crun" {
-				testutil.RequireRoot(t) // as TestCrunBoundaryAsRoot
-			}
 			rec, stdout, streamed := runAttempts(t, rt, append(slices.Clone(logged), "getppid"))
 			obs := observations(stdout)
 			for _, n := range logged {
