@@ -12,8 +12,8 @@ const MarkerPrefix = "ABX-RESULT"
 // Marker is one parsed marker line.
 type Marker struct {
 	Name string
-	// RC is the exit code of the attempt; -1 when the line had none or a
-	// malformed one.
+	// RC is the exit code of the attempt. A line without a numeric one is
+	// not a marker (an agent echoing the command, printf format and all).
 	RC     int
 	Fields map[string]string
 }
@@ -31,7 +31,7 @@ func FindMarker(out, step string) (Marker, bool) {
 			continue
 		}
 		m := parseMarker(line[i+len(MarkerPrefix)+1:])
-		if m.Name == step {
+		if m.Name == step && m.RC >= 0 { // without a number it is the command echoed, not its output
 			found, ok = m, true
 		}
 	}

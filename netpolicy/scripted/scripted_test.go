@@ -156,7 +156,8 @@ func TestFindMarker(t *testing.T) {
 	}{
 		{"noise\nABX-RESULT name=mount-tmpfs rc=32 err=permission_denied\n", "mount-tmpfs", Marker{Name: "mount-tmpfs", RC: 32, Fields: map[string]string{"err": "permission_denied"}}, true},
 		{"Output:\r\nABX-RESULT name=a rc=1\r\nABX-RESULT name=a rc=0 x=y", "a", Marker{Name: "a", RC: 0, Fields: map[string]string{"x": "y"}}, true},
-		{"prefix ABX-RESULT name=a rc=x", "a", Marker{Name: "a", RC: -1, Fields: map[string]string{}}, true},
+		{"prefix ABX-RESULT name=a rc=7", "a", Marker{Name: "a", RC: 7, Fields: map[string]string{}}, true},
+		{"rejected: printf 'ABX-RESULT name=a rc=%s out=%s'", "a", Marker{}, false},
 		{"ABX-RESULT name=b rc=0", "a", Marker{}, false},
 		{"", "a", Marker{}, false},
 	} {

@@ -11,10 +11,10 @@ import (
 type argShape int
 
 const (
-	argString argShape = iota // {"<field>": "cmd"}
-	argArgv                   // {"<field>": ["bash", "-lc", "cmd"]}
-	argLocal                  // codex's local_shell: an exec action with argv
-	argCodeMode               // codex's JavaScript exec with a nested exec_command
+	argString   argShape = iota // {"<field>": "cmd"}
+	argArgv                     // {"<field>": ["bash", "-lc", "cmd"]}
+	argLocal                    // codex's local_shell: an exec action with argv
+	argCodeMode                 // codex's JavaScript exec with a nested exec_command
 )
 
 // tool is a shell tool the agent declared.
