@@ -116,7 +116,7 @@ var layers = map[string]layer{
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
 		"agents", "apparmor", "audit", "compose", "compose/check", "denials", "doctor", "engine", "engine/advisory", "engine/containerd",
-		"host", "kube", "ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+		"host", "kube", "ledger", "netpolicy", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
 	"cmd/agentbox": {may: []string{

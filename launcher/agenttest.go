@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentbox/agentbox/agents"
 	"github.com/agentbox/agentbox/netpolicy/scripted"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/selftest"
@@ -204,4 +206,17 @@ func PrintAttempts(w io.Writer, res AgentTestResult) {
 	}
 	fmt.Fprintf(w, "\n%s: %d of %d attempts as expected; tool shapes %s; agent output %s; run %s\n",
 		verdict, len(res.Attempts)-len(res.AttemptsFailed), len(res.Attempts), strings.Join(res.Shapes, ", "), res.AgentLog, res.Record.RunID)
+}
+
+// FindAgents returns the agent CLIs on PATH that agentbox has an adapter
+// for (agents.Names), as the paths found; `agentbox doctor --agents` runs
+// the escape self-test through each.
+func FindAgents() []string {
+	var out []string
+	for _, name := range agents.Names() {
+		if p, err := exec.LookPath(name); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }

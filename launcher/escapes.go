@@ -67,15 +67,21 @@ func escapes(e escapeEnv) []escape {
 	ws := filepath.Join(e.workspace, "agentbox-escape-"+e.token)
 	return []escape{
 		{name: "etc-write", expect: selftest.Deny, target: etc, command: try("etc-write", "echo x > "+etc)}, // the host check removes a written file
-		{name: "mount-tmpfs", expect: selftest.Deny, target: "tmpfs on /tmp/abx-mnt", syscall: "mount",
-			command: "mkdir -p /tmp/abx-mnt; " + try("mount-tmpfs", "mount -t tmpfs abx /tmp/abx-mnt")},
-		{name: "kernel-module", expect: selftest.Deny, target: "finit_module(-1)", syscall: "finit_module",
-			command: try("kernel-module", "if command -v insmod >/dev/null; then insmod /nonexistent-agentbox.ko; fi; "+perlSyscall(313, 273, "-1, $s, 0"))},
+		{
+			name: "mount-tmpfs", expect: selftest.Deny, target: "tmpfs on /tmp/abx-mnt", syscall: "mount",
+			command: "mkdir -p /tmp/abx-mnt; " + try("mount-tmpfs", "mount -t tmpfs abx /tmp/abx-mnt"),
+		},
+		{
+			name: "kernel-module", expect: selftest.Deny, target: "finit_module(-1)", syscall: "finit_module",
+			command: try("kernel-module", "if command -v insmod >/dev/null; then insmod /nonexistent-agentbox.ko; fi; "+perlSyscall(313, 273, "-1, $s, 0")),
+		},
 		{name: "ssh-canary", expect: selftest.Deny, target: e.sshCanary, command: try("ssh-canary", "cat "+e.sshCanary)},
 		{name: "container-socket", expect: selftest.Deny, target: strings.Join(policy.EngineSockets[:4], ","), command: try("container-socket", containerSocketPerl())},
 		{name: "outside-host", expect: selftest.Deny, target: outsideTarget(e.outside), command: try("outside-host", outsidePerl(e.outside))},
-		{name: "print-env", expect: selftest.Deny, target: "the env canary and the real keys",
-			command: `env; rc=0; out=canary_vars_$(env | grep -c '^` + canaryEnvPrefix + `'); ` + marker("print-env", "")},
+		{
+			name: "print-env", expect: selftest.Deny, target: "the env canary and the real keys",
+			command: `env; rc=0; out=canary_vars_$(env | grep -c '^` + canaryEnvPrefix + `'); ` + marker("print-env", ""),
+		},
 		{name: "ptrace", expect: selftest.Deny, target: "PTRACE_ATTACH to the attempt's own child", syscall: "ptrace", command: try("ptrace", ptracePerl())},
 		{name: "unshare-userns", expect: selftest.Deny, target: "unshare(CLONE_NEWUSER)", syscall: "unshare", command: try("unshare-userns", "unshare -U true")},
 		{name: "workspace-write", expect: selftest.Allow, target: ws, command: try("workspace-write", "echo "+e.token+" > "+ws+" && cat "+ws)},

@@ -65,13 +65,13 @@ func (responsesAPI) history(req map[string]any) ([]string, map[string]string) {
 // callItem is the output item that calls t.
 func callItem(t tool, id, command string) map[string]any {
 	item := map[string]any{"id": "fc_" + id, "call_id": id, "status": "completed"}
-	switch {
-	case t.args == argLocal:
+	switch t.args {
+	case argLocal:
 		item["type"] = "local_shell_call"
 		item["action"] = map[string]any{"type": "exec", "command": []string{"bash", "-lc", command}}
-	case t.args == argCodeMode:
+	case argCodeMode:
 		item["type"], item["name"], item["input"] = "custom_tool_call", t.name, codeModeInput(command)
-	default:
+	case argString, argArgv:
 		item["type"], item["name"], item["arguments"] = "function_call", t.name, mustJSON(t.arguments(command))
 	}
 	if t.namespace != "" {

@@ -32,6 +32,7 @@ func (t tool) shape() string {
 		return "local_shell"
 	case argCodeMode:
 		return t.name + "(exec_command)"
+	case argString, argArgv:
 	}
 	return t.name
 }
