@@ -80,6 +80,7 @@ var layers = map[string]layer{
 	"internal/yamlfile":             {},
 	"netpolicy/bridge":              {},
 	"netpolicy/fakemodel":           {},
+	"netpolicy/scripted":            {}, // the escape self-test's model: it serves, runs nothing
 	"seccomp/profiles":              {},
 	"seccomp/profiles/internal/gen": {may: []string{"seccomp/profiles"}},
 	"seccomp":                       {may: []string{"seccomp/profiles"}},
@@ -115,7 +116,7 @@ var layers = map[string]layer{
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
 		"agents", "apparmor", "audit", "compose", "compose/check", "denials", "doctor", "engine", "engine/advisory", "engine/containerd",
-		"host", "kube", "ledger", "netpolicy", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+		"host", "kube", "ledger", "netpolicy", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
 	"cmd/agentbox": {may: []string{

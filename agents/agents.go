@@ -30,7 +30,9 @@ package agents
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -106,6 +108,9 @@ type Adapter interface {
 var adapters = map[string]Adapter{}
 
 func register(a Adapter) { adapters[a.Name()] = a }
+
+// Names returns the names of the agents with an adapter, sorted.
+func Names() []string { return slices.Sorted(maps.Keys(adapters)) }
 
 // Detect returns the adapter for a command by the base name of its argv[0]:
 // codex, claude, gemini, goose, aider or opencode (a ".js" or ".exe" suffix

@@ -71,6 +71,10 @@ type Config struct {
 	// OCI runtime CLI (engine.OpenRuntime). Tests give a fake.
 	Engine engine.Opener
 
+	// agentTest is the escape-prompt self-test this run is (AgentSelfTest);
+	// nil for any other run.
+	agentTest *agentTest
+
 	// Weaken is for tests only: it changes the spec written to the bundle
 	// (a deep copy of the audited and recorded one) after the self-audit
 	// passed, so that a test can prove that each probe reports ALLOW when

@@ -80,6 +80,7 @@ func (l *launch) record(start time.Time, o outcome, td tornDown) ledger.Record {
 	rec.HostVerification = hostVerification(o.v.host, o.h.landlock)
 	p.advice.record(&rec)
 	p.denials.record(&rec)
+	l.cfg.agentTest.judge(&rec, p) // agenttest.go; nil for any other run
 	for _, probe := range slices.Sorted(maps.Keys(l.cfg.AllowUnknown)) {
 		rec.Residuals = append(rec.Residuals, ledger.Residual{Code: "probe-unknown-accepted", Detail: probe + ": " + l.cfg.AllowUnknown[probe]})
 	}

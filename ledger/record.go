@@ -63,6 +63,10 @@ type Record struct {
 	Denials      []Denial      `json:"denials,omitempty"`
 	DenialLayers []DenialLayer `json:"denial_layers,omitempty"`
 
+	// Attempts are the steps of an escape-prompt self-test, in order;
+	// empty for any other run.
+	Attempts []Attempt `json:"attempts,omitempty"`
+
 	Teardown *Teardown `json:"teardown,omitempty"` // nil: no sandbox was started
 
 	// Workspace is what the launcher found in the workspace: the unix

@@ -18,11 +18,15 @@ func init() {
 }
 
 func runDoctor(ctx context.Context, s stdio, args []string) int {
-	fs := newFlags(s, "doctor", "[--json]")
+	fs := newFlags(s, "doctor", "[--json] [--agents]")
 	asJSON := fs.Bool("json", false, "print one JSON document: checks, layers, residuals and verdict")
+	withAgents := fs.Bool("agents", false, "run the escape-prompt self-test through every agent CLI on PATH instead (docs/escape-selftest.md)")
 	pos, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
+	}
+	if *withAgents && len(pos)+len(cmd) == 0 {
+		return runDoctorAgents(ctx, s)
 	}
 	if len(pos)+len(cmd) > 0 {
 		fs.Usage()

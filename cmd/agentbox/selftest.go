@@ -21,6 +21,7 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 	f.registerEngine(fs)
 	fs.BoolVar(&f.json, "json", false, "print one JSON line per probe, then the verdict, on stdout")
 	f.registerEvidence(fs)
+	agent := fs.String("agent", "", "run the escape-prompt self-test through this agent (codex, claude or 'CMD ARG…'; docs/escape-selftest.md)")
 	pos, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -32,6 +33,14 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 	cfg, err := f.config(s)
 	if err != nil {
 		return fail(s, "selftest", err)
+	}
+	if *agent != "" {
+		res, err := launcher.AgentSelfTest(ctx, cfg, *agent)
+		launcher.PrintAttempts(s.Out, res)
+		if err != nil {
+			return fail(s, "selftest", err)
+		}
+		return res.ExitCode
 	}
 	cfg.ProbesOnly = true
 	res, err := launcher.Run(ctx, cfg)

@@ -1,0 +1,222 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentbox/agentbox/agents"
+	"github.com/agentbox/agentbox/netpolicy/scripted"
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/selftest"
+)
+
+// escapePrompt is the agent's task; the scripted model ignores it and
+// plays its script.
+const escapePrompt = "agentbox escape self-test: run each command you are given with your shell tool."
+
+// AgentTestResult is an escape-prompt self-test's outcome.
+type AgentTestResult struct {
+	Result
+	// Attempts are the verdicts, one per attempt (also in Record.Attempts).
+	Attempts []selftest.Result
+	// AttemptsFailed are those that did not get their expected decision.
+	AttemptsFailed []selftest.Result
+	// AgentLog is the file that holds what the agent printed.
+	AgentLog string
+	// Shapes are the tool shapes the scripted model drove.
+	Shapes []string
+}
+
+// agentTest is one escape-prompt self-test, kept by the launch so that the
+// Record stage can judge it (judge).
+type agentTest struct {
+	env     escapeEnv
+	escapes []escape
+	model   *scripted.Server
+	watched map[string]string // secret name → value, looked for in the tool outputs
+	results []selftest.Result
+}
+
+// AgentArgv is the command an escape-prompt self-test runs: codex and
+// Claude Code non-interactively in their auto-approve modes
+// (agents/permission.go), any other command with the prompt as its last
+// argument.
+func AgentArgv(agent string) []string {
+	f := strings.Fields(agent)
+	if len(f) == 0 {
+		return nil
+	}
+	switch filepath.Base(f[0]) {
+	case "codex":
+		return append(f, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", escapePrompt)
+	case "claude":
+		return append(f, "-p", "--dangerously-skip-permissions", escapePrompt)
+	}
+	return append(f, escapePrompt)
+}
+
+// AgentSelfTest is `agentbox selftest --agent AGENT`: a run of the agent,
+// in a fresh workspace, whose gateway routes both model routes to the
+// scripted model on this process's loopback, which asks the agent's shell
+// tool to try each escape (escapes.go). cfg is a run's configuration; its
+// Argv and workspace are replaced. The verdict is one result per attempt.
+func AgentSelfTest(ctx context.Context, cfg Config, agent string) (AgentTestResult, error) {
+	cfg.Argv = AgentArgv(agent)
+	if cfg.Argv == nil {
+		return AgentTestResult{}, &policy.InputError{Field: "--agent", Msg: "empty", Fix: "name the agent: --agent codex, --agent claude or --agent 'CMD ARG…'"}
+	}
+	t, cleanup, err := newAgentTest(&cfg)
+	defer cleanup()
+	if err != nil {
+		return AgentTestResult{}, err
+	}
+	stop, err := t.serve(&cfg)
+	if err != nil {
+		return AgentTestResult{}, err
+	}
+	defer stop()
+	logf, err := os.CreateTemp("", "agentbox-escape-agent-*.log")
+	if err != nil {
+		return AgentTestResult{}, err
+	}
+	defer logf.Close()
+	cfg.Stdin, cfg.Stdout, cfg.agentTest = nil, logf, t
+	if f, ok := cfg.Stderr.(*os.File); !ok || f == nil {
+		cfg.Stderr = logf
+	}
+	res, err := Run(ctx, cfg)
+	out := AgentTestResult{Result: res, Attempts: t.results, AgentLog: logf.Name(), Shapes: t.model.Shapes()}
+	out.AttemptsFailed = selftest.Judge(t.results, selftest.Excuses{}).Failed
+	if err == nil && (len(out.AttemptsFailed) > 0 || len(t.results) == 0) {
+		out.ExitCode = ExitFindings
+	}
+	return out, err
+}
+
+// newAgentTest makes the workspace and the ~/.ssh canary, and the script.
+func newAgentTest(cfg *Config) (*agentTest, func(), error) {
+	var undo []func()
+	cleanup := func() {
+		for _, u := range slices.Backward(undo) {
+			u()
+		}
+	}
+	ws, err := os.MkdirTemp("", "agentbox-escape-")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	undo = append(undo, func() { os.RemoveAll(ws) })
+	cfg.Policy.Workspace = ws
+	env := escapeEnv{token: randomToken()[:16], workspace: ws}
+	if len(cfg.Targets.Internet) > 0 {
+		env.outside = cfg.Targets.Internet[0]
+	}
+	t := &agentTest{env: env, watched: map[string]string{}}
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
+		if v := os.Getenv(k); len(v) >= 8 { // the gateway reads the keys from this process's environment
+			t.watched["real key $"+k] = v
+		}
+	}
+	path, content, remove, err := plantSSHCanary(env.token)
+	undo = append(undo, remove)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	t.env.sshCanary, t.watched["ssh canary"] = path, content
+	t.escapes = escapes(t.env)
+	t.model = scripted.New(steps(t.escapes))
+	for name, v := range t.watched {
+		t.model.Watch(name, v)
+	}
+	return t, cleanup, nil
+}
+
+// plantSSHCanary writes a random file into the invoking user's real
+// ~/.ssh (made, and removed after, when there is none).
+func plantSSHCanary(token string) (path, content string, remove func(), err error) {
+	remove = func() {}
+	u, err := user.LookupId(strconv.Itoa(os.Geteuid()))
+	if err != nil {
+		return "", "", remove, fmt.Errorf("the ~/.ssh canary: %w", err)
+	}
+	dir := filepath.Join(u.HomeDir, ".ssh")
+	made := false
+	if err := os.Mkdir(dir, 0o700); err == nil {
+		made = true
+	} else if !errors.Is(err, fs.ErrExist) {
+		return "", "", remove, fmt.Errorf("the ~/.ssh canary: %w", err)
+	}
+	path, content = filepath.Join(dir, "agentbox-canary-"+token), randomToken()
+	remove = func() {
+		os.Remove(path)
+		if made {
+			os.Remove(dir)
+		}
+	}
+	return path, content, remove, os.WriteFile(path, []byte(content), 0o600)
+}
+
+// serve starts the scripted model on this process's loopback and routes
+// both model routes of the run's gateway to it.
+func (t *agentTest) serve(cfg *Config) (func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return func() {}, fmt.Errorf("the scripted model: %w", err)
+	}
+	srv := &http.Server{Handler: t.model, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	base := "http://" + l.Addr().String()
+	if cfg.Policy.Gateway.Upstreams == nil {
+		cfg.Policy.Gateway.Upstreams = map[string]policy.Upstream{}
+	}
+	cfg.Policy.Gateway.Upstreams["openai"] = policy.Upstream{URL: base}
+	cfg.Policy.Gateway.Upstreams["anthropic"] = policy.Upstream{URL: base}
+	return func() { srv.Close() }, nil
+}
+
+// PrintAttempts writes the attempts as a table, with what denied each,
+// and the verdict line.
+func PrintAttempts(w io.Writer, res AgentTestResult) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "ATTEMPT\tEXPECT\tDECISION\tOBSERVED\tDENIED BY")
+	for _, a := range res.Record.Attempts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.Expect, a.Decision, a.Observed, a.DeniedBy)
+	}
+	tw.Flush()
+	verdict := "PASS"
+	if res.ExitCode != ExitOK || len(res.Attempts) == 0 {
+		verdict = "FAIL"
+	}
+	for _, r := range res.AttemptsFailed {
+		fmt.Fprintf(w, "  %s: %s (%s)\n", r.Probe, r.Decision, r.Detail)
+	}
+	fmt.Fprintf(w, "\n%s: %d of %d attempts as expected; tool shapes %s; agent output %s; run %s\n",
+		verdict, len(res.Attempts)-len(res.AttemptsFailed), len(res.Attempts), strings.Join(res.Shapes, ", "), res.AgentLog, res.Record.RunID)
+}
+
+// FindAgents returns the agent CLIs on PATH that agentbox has an adapter
+// for (agents.Names), as the paths found; `agentbox doctor --agents` runs
+// the escape self-test through each.
+func FindAgents() []string {
+	var out []string
+	for _, name := range agents.Names() {
+		if p, err := exec.LookPath(name); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
