@@ -220,3 +220,32 @@ func FindAgents() []string {
 	}
 	return out
 }
+
+// AgentSelfTestAll is `agentbox doctor --agents`: AgentSelfTest through
+// every agent CLI FindAgents finds, each headed by its path, with cfg's
+// streams. An agent whose test fails to run is said on cfg.Stderr and
+// counts with its error's exit code; the result is the worst code, and
+// ExitFindings when no agent is installed.
+func AgentSelfTestAll(ctx context.Context, cfg Config) int {
+	out, errw := cfg.Stdout, cfg.stderr()
+	if out == nil {
+		out = io.Discard
+	}
+	found := FindAgents()
+	if len(found) == 0 {
+		fmt.Fprintln(out, "agentbox doctor --agents: no agent CLI on PATH (codex, claude, …)")
+		return ExitFindings
+	}
+	worst := ExitOK
+	for _, agent := range found {
+		fmt.Fprintf(out, "== %s\n", agent)
+		res, err := AgentSelfTest(ctx, cfg, agent)
+		PrintAttempts(out, res)
+		worst = max(worst, res.ExitCode)
+		if err != nil {
+			fmt.Fprintf(errw, "agentbox doctor --agents: %s: %v\n", agent, err)
+			worst = max(worst, ExitCode(err))
+		}
+	}
+	return worst
+}

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/launcher"
-	"github.com/agentbox/agentbox/policy"
 )
 
 func init() {
@@ -86,30 +84,10 @@ func recordAudit(s stdio, start time.Time, targets []string, r audit.Report, cod
 }
 
 func auditOptions(s stdio, f auditFlags) (audit.Options, error) {
-	switch f.format {
-	case "text", "json", "sarif":
-	default:
-		return audit.Options{}, fmt.Errorf("--format %q: want text, json or sarif", f.format)
-	}
-	o := audit.Options{
-		AllowEnv: f.allowEnv, InternalNetworks: f.internal,
+	return audit.Flags{
+		Format: f.format, Accept: f.accept, Workspaces: f.workspaces, AllowEnv: f.allowEnv, Internal: f.internal,
 		HomeDirs: host.Homes("/etc/passwd", s.Getenv("HOME")),
-	}
-	for _, a := range f.accept {
-		code, reason, err := audit.ParseAccept(a)
-		if err != nil {
-			return o, err
-		}
-		o.Accept = append(o.Accept, policy.Acceptance{Code: code, Reason: reason})
-	}
-	for _, w := range f.workspaces {
-		abs, err := filepath.Abs(w)
-		if err != nil {
-			return o, fmt.Errorf("--workspace %s: %w", w, err)
-		}
-		o.Workspaces = append(o.Workspaces, abs)
-	}
-	return o, nil
+	}.Options()
 }
 
 func loadOptions(s stdio, f auditFlags) audit.LoadOptions {

@@ -44,7 +44,7 @@ func runCompose(ctx context.Context, s stdio, args []string) int {
 		return fail(s, "compose", err)
 	}
 	cfg := launcher.ComposeConfig{Cwd: cwd, Getenv: s.Getenv, Environ: os.Environ(), Args: args, Agent: f.agent, Image: f.image, Command: cmd, OutDir: f.out, Force: f.force, Check: f.check}
-	if cfg.Policy, cfg.Sources, err = f.policy.inputs(cwd, s.Getenv); err != nil {
+	if cfg.Policy, cfg.Sources, err = f.policy.Inputs(cwd, s.Getenv); err != nil {
 		return fail(s, "compose", err)
 	}
 	if len(f.check) > 0 {

@@ -13,7 +13,7 @@ func runKube(ctx context.Context, s stdio, args []string) int {
 	c.Flags(fs.StringVar)
 	pf.register(fs)
 	pos, cmd, code, ok := parseFlags(fs, args)
-	if c.Extra, c.Command, c.PolicyInputs = pos, cmd, pf.inputs; !ok {
+	if c.Extra, c.Command, c.PolicyInputs = pos, cmd, pf.Inputs; !ok {
 		return code
 	}
 	if err := launcher.KubeMain(ctx, c, s.Out, s.Err); err != nil {

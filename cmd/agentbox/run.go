@@ -73,7 +73,7 @@ func (f *launchFlags) config(s stdio) (launcher.Config, error) {
 	}
 	cwd, err := os.Getwd()
 	if err == nil {
-		cfg.Policy, cfg.Sources, err = f.policy.inputs(cwd, s.Getenv)
+		cfg.Policy, cfg.Sources, err = f.policy.Inputs(cwd, s.Getenv)
 	}
 	if err == nil {
 		cfg.AllowUnknown, cfg.Targets, err = launcher.ParseSelfTestFlags(f.allowUnknown, f.probeTargets)
