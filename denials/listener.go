@@ -250,18 +250,29 @@ func (l *Listener) answer(fd int) {
 		l.fail(fmt.Errorf("seccomp listener: receive: %w", err))
 		return
 	}
+	// The phase is the call's: decided before the caller is answered, so
+	// that a probe's call answered while AgentStarted runs is still the
+	// probe's.
+	agent := l.agentPhase()
 	c := describe(fd, n)
 	now := time.Now().UTC()
 	if err := refuse(fd, n.ID); err != nil {
 		l.fail(fmt.Errorf("seccomp listener: answer %s: %w", c.name, err))
 	}
-	l.record(ledger.Denial{Time: now, Layer: ledger.LayerSeccomp, Syscall: c.name, PID: int(n.PID), Comm: c.comm, Args: c.args})
+	l.record(ledger.Denial{Time: now, Layer: ledger.LayerSeccomp, Syscall: c.name, PID: int(n.PID), Comm: c.comm, Args: c.args}, agent)
 }
 
-func (l *Listener) record(d ledger.Denial) {
+// agentPhase is true once AgentStarted was called.
+func (l *Listener) agentPhase() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.started.IsZero()
+}
+
+func (l *Listener) record(d ledger.Denial, agent bool) {
 	l.mu.Lock()
 	switch {
-	case l.started.IsZero():
+	case !agent:
 		l.probes++
 		l.mu.Unlock()
 		return
