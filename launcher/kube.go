@@ -94,8 +94,8 @@ func Kube(ctx context.Context, cfg KubeConfig) (KubeResult, error) {
 	return res, nil
 }
 
-// kubeInputs resolves the plan as `agentbox compose` does (an engine runs
-// the sandbox; the image is the root) and gathers the renderer's options.
+// kubeInputs resolves the plan for a pod (the image is the root) and
+// gathers the renderer's options.
 func kubeInputs(cfg *KubeConfig) (*policy.Plan, kube.Options, error) {
 	o := kube.Options{Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command}
 	if err := cfg.defaults(); err != nil {
@@ -112,10 +112,10 @@ func kubeInputs(cfg *KubeConfig) (*policy.Plan, kube.Options, error) {
 	if err != nil {
 		return nil, o, err
 	}
-	// The engine target, as compose's: the node's runtime starts the pod,
-	// the image is the root, the gateway is a pod of its own. Kubernetes
-	// is a target still to come in policy (policy.Target).
-	plan, err := policy.Resolve(p, compose.PlanArgv, h, compose.PlanRun())
+	// The Kubernetes target: the node's runtime starts the pod, the image
+	// is the root, the gateway is a pod of its own, and this host's LSM,
+	// ids and workspace sockets do not apply (policy.TargetKubernetes).
+	plan, err := policy.Resolve(p, compose.PlanArgv, h, policy.Run{Target: policy.TargetKubernetes})
 	if err != nil {
 		return nil, o, err
 	}

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,11 @@ func kubeConfig(t *testing.T) KubeConfig {
 
 func TestKubeWritesAnAuditedManifest(t *testing.T) {
 	cfg := kubeConfig(t)
+	l, err := net.Listen("unix", filepath.Join(cfg.Cwd, "editor.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	var out, errw bytes.Buffer
 	if err := KubeMain(t.Context(), cfg, &out, &errw); err != nil {
 		t.Fatalf("KubeMain: %v\n%s", err, errw.String())
@@ -47,6 +53,13 @@ func TestKubeWritesAnAuditedManifest(t *testing.T) {
 	for _, want := range []string{"wrote " + p, "restricted (latest): allowed", "accepted network-policy-not-applied", "residual seccomp-runtime-default", "next: create the gateway's key Secret", "0 finding(s)."} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	// The plan is a pod's (policy.TargetKubernetes): this host's LSM and
+	// the sockets in its workspace say nothing about the pod.
+	for _, host := range []string{"residual lsm-unavailable", "residual apparmor-profile-not-loaded", "residual workspace-socket-after-launch"} {
+		if strings.Contains(out.String(), host) {
+			t.Errorf("summary has the host-specific %q:\n%s", host, out.String())
 		}
 	}
 	// A second rendering replaces the first.
