@@ -58,6 +58,7 @@ func podSecurity(uid, gid int64) *corev1.PodSecurityContext {
 // user ids, the hardened pod securityContext.
 func podSpec(uid, gid int64) corev1.PodSpec {
 	return corev1.PodSpec{
+		ServiceAccountName:           ServiceAccount,
 		AutomountServiceAccountToken: ptr(false),
 		EnableServiceLinks:           ptr(false),
 		HostUsers:                    ptr(false),

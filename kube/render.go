@@ -7,6 +7,8 @@
 //
 //   - a Namespace labelled pod-security.kubernetes.io/enforce: restricted,
 //     so the API server itself refuses a weaker pod there;
+//   - the ServiceAccount both pods run as, which mounts no token (the
+//     namespace's default one is the controller manager's to create);
 //   - the gateway: a ConfigMap with its config, a Deployment running
 //     `agentbox gateway` from Options.GatewayImage, and a Service with a
 //     fixed ClusterIP (Options.GatewayIP). The real model keys live in the
@@ -61,6 +63,10 @@ const (
 	// Deployment, Service and ConfigMap.
 	AgentName   = "agentbox-agent"
 	GatewayName = "agentbox-gateway"
+	// ServiceAccount is the pods' own service account, which mounts no
+	// token: neither pod relies on the namespace's default one, which only
+	// the controller manager creates.
+	ServiceAccount = "agentbox"
 	// KeySecret is the Secret holding the real model keys, one key per
 	// route (KeyName), created by the user and mounted into the gateway only.
 	KeySecret = "agentbox-gateway-keys"
@@ -160,6 +166,7 @@ func Render(plan *policy.Plan, o Options) (*Output, error) {
 	}{
 		{"agent command", r.agent},
 		{"namespace", r.namespace},
+		{"service account", r.serviceAccount},
 		{"gateway", r.gateway},
 		{"network policies", r.networkPolicies},
 		{"agent pod", r.agentPod},
@@ -245,6 +252,14 @@ func (r *renderer) namespace() error {
 		"pod-security.kubernetes.io/warn":            "restricted",
 	}}}
 	r.add(ns)
+	return nil
+}
+
+// serviceAccount is the pods' account: no token is mounted from it.
+func (r *renderer) serviceAccount() error {
+	m := r.meta(ServiceAccount, "")
+	delete(m.Labels, ComponentLabel)
+	r.add(&corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"), ObjectMeta: m, AutomountServiceAccountToken: ptr(false)})
 	return nil
 }
 

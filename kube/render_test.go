@@ -71,6 +71,8 @@ func typed(t *testing.T, doc []byte) any {
 	switch head.Kind {
 	case "Namespace":
 		return &corev1.Namespace{}
+	case "ServiceAccount":
+		return &corev1.ServiceAccount{}
 	case "ConfigMap":
 		return &corev1.ConfigMap{}
 	case "Service":
@@ -102,8 +104,8 @@ func docs(manifest []byte) [][]byte {
 func TestRenderStrictRoundTrip(t *testing.T) {
 	out := render(t)
 	ds := docs(out.Manifest)
-	if len(ds) != len(out.Objects) || len(ds) != 7 {
-		t.Fatalf("%d documents for %d objects, want 7", len(ds), len(out.Objects))
+	if len(ds) != len(out.Objects) || len(ds) != 8 {
+		t.Fatalf("%d documents for %d objects, want 8", len(ds), len(out.Objects))
 	}
 	for i, d := range ds {
 		body := d
