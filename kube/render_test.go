@@ -61,6 +61,25 @@ func render(t *testing.T) *kube.Output {
 	return out
 }
 
+// renderings are the test plan rendered in every form agentbox kube
+// writes, by name.
+func renderings(t *testing.T) map[string]*kube.Output {
+	t.Helper()
+	out := map[string]*kube.Output{}
+	for name, edit := range map[string]func(*kube.Options){
+		"manifests": func(*kube.Options) {},
+	} {
+		o := testOptions()
+		edit(&o)
+		r, err := kube.Render(testPlan(), o)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = r
+	}
+	return out
+}
+
 // typed returns an empty object of the kind a document declares.
 func typed(t *testing.T, doc []byte) any {
 	t.Helper()
