@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -187,36 +188,71 @@ func freshOptions(t *testing.T) kube.Options {
 	return o
 }
 
-// The rendered manifests, applied server-side into their restricted
-// namespace on a real kube-apiserver, are all admitted, and the stored pod
-// keeps the hardening (no field dropped by the server).
+// The rendered manifests (the agent as a Pod, and as a Job), applied
+// server-side into their restricted namespace on a real kube-apiserver,
+// are all admitted without a warning (Pod Security warns on a Job's
+// template it would refuse as a pod), and the stored pod keeps the
+// hardening: no field dropped by the server.
 func TestAPIServerAdmitsTheRendering(t *testing.T) {
 	s := requireAPIServer(t)
-	o := freshOptions(t)
-	out, err := kube.Render(testPlan(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, obj := range out.Objects {
-		kind, name, code, body, warnings := s.apply(t, marshal(t, obj))
-		if code != http.StatusOK && code != http.StatusCreated {
-			t.Fatalf("apply %s/%s: %d %s", kind, name, code, body)
+	for _, job := range []bool{false, true} {
+		o := freshOptions(t)
+		o.Job = job
+		out, err := kube.Render(testPlan(), o)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if len(warnings) > 0 {
-			t.Errorf("apply %s/%s: the API server warns: %q", kind, name, warnings)
+		for _, obj := range out.Objects {
+			kind, name, code, body, warnings := s.apply(t, marshal(t, obj))
+			if code != http.StatusOK && code != http.StatusCreated {
+				t.Fatalf("apply %s/%s: %d %s", kind, name, code, body)
+			}
+			if len(warnings) > 0 {
+				t.Errorf("apply %s/%s: the API server warns: %q", kind, name, warnings)
+			}
 		}
-	}
-	code, body, _ := s.do(t, http.MethodGet, "/api/v1/namespaces/"+o.Namespace+"/pods/"+kube.AgentName, "", nil)
-	if code != http.StatusOK {
-		t.Fatalf("get the agent pod: %d %s", code, body)
-	}
-	var pod corev1.Pod
-	if err := json.Unmarshal(body, &pod); err != nil {
-		t.Fatal(err)
-	}
-	sp := pod.Spec
-	if sp.HostUsers == nil || *sp.HostUsers || sp.AutomountServiceAccountToken == nil || *sp.AutomountServiceAccountToken || sp.SecurityContext.SeccompProfile == nil {
-		t.Errorf("the stored pod lost its hardening: hostUsers %v automount %v seccomp %+v", sp.HostUsers, sp.AutomountServiceAccountToken, sp.SecurityContext.SeccompProfile)
+		path := "/api/v1/namespaces/" + o.Namespace + "/pods/" + kube.AgentName
+		if job {
+			path = "/apis/batch/v1/namespaces/" + o.Namespace + "/jobs/" + kube.AgentName
+		}
+		code, body, _ := s.do(t, http.MethodGet, path, "", nil)
+		if code != http.StatusOK {
+			t.Fatalf("get %s: %d %s", path, code, body)
+		}
+		var stored struct {
+			Spec struct {
+				corev1.PodSpec
+				Template *corev1.PodTemplateSpec `json:"template"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(body, &stored); err != nil {
+			t.Fatal(err)
+		}
+		sp := stored.Spec.PodSpec
+		if job {
+			sp = stored.Spec.Template.Spec
+		}
+		if sp.HostUsers == nil || *sp.HostUsers || sp.AutomountServiceAccountToken == nil || *sp.AutomountServiceAccountToken || sp.SecurityContext.SeccompProfile == nil {
+			t.Errorf("%s lost its hardening: hostUsers %v automount %v seccomp %+v", path, sp.HostUsers, sp.AutomountServiceAccountToken, sp.SecurityContext.SeccompProfile)
+		}
+		if !job {
+			continue
+		}
+		// The warning check above can fail: a Job whose template Pod
+		// Security would refuse is stored, with a warning.
+		var j *batchv1.Job
+		for _, obj := range out.Objects {
+			if x, ok := obj.(*batchv1.Job); ok {
+				j = x.DeepCopy()
+			}
+		}
+		j.Name = "fault-job"
+		j.Spec.Template.Spec.HostUsers = nil
+		j.Spec.Template.Spec.SecurityContext.RunAsNonRoot = nil
+		j.Spec.Template.Spec.SecurityContext.RunAsUser = ptr(int64(0))
+		if _, _, code, body, warnings := s.apply(t, marshal(t, j)); code != http.StatusCreated || !strings.Contains(strings.Join(warnings, " "), "would violate PodSecurity") || !strings.Contains(strings.Join(warnings, " "), "runAsUser=0") {
+			t.Errorf("a Job running as root: %d %s, warnings %q: want it stored with Pod Security's warning", code, body, warnings)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -88,7 +89,18 @@ func (r *renderer) agentPod() error {
 	c.Resources = corev1.ResourceRequirements{Limits: limits, Requests: limits}
 	r.mounts(&spec, &c)
 	spec.Containers = []corev1.Container{c}
-	r.add(&corev1.Pod{TypeMeta: typeMeta("v1", "Pod"), ObjectMeta: r.meta(AgentName, agentComponent), Spec: spec})
+	m := r.meta(AgentName, agentComponent)
+	if !r.o.Job {
+		r.add(&corev1.Pod{TypeMeta: typeMeta("v1", "Pod"), ObjectMeta: m, Spec: spec})
+		return nil
+	}
+	// One attempt: a sandbox that failed is looked at, not run again. No
+	// one attaches to a Job's pod: no stdin, no terminal.
+	spec.Containers[0].Stdin, spec.Containers[0].TTY = false, false
+	r.add(&batchv1.Job{TypeMeta: typeMeta("batch/v1", "Job"), ObjectMeta: m, Spec: batchv1.JobSpec{
+		BackoffLimit: ptr(int32(0)), Completions: ptr(int32(1)), Parallelism: ptr(int32(1)),
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: m.Labels}, Spec: spec},
+	}})
 	return nil
 }
 

@@ -18,7 +18,8 @@
 //     gateway's pods on GatewayPort; the gateway gets ingress only from the
 //     agent and egress only to DNS and the model routes' ports beyond the
 //     cluster's private ranges;
-//   - the agent Pod: no capabilities, no privilege escalation, a read-only
+//   - the agent Pod (or, with Options.Job, a Job of one pod that is never
+//     retried, whose template is that pod): no capabilities, no privilege escalation, a read-only
 //     root, seccomp RuntimeDefault, hostUsers: false, resource limits, an
 //     emptyDir workspace, memory-backed emptyDirs for the plan's tmpfs
 //     mounts, no service-account token, no service links. It reaches the
@@ -107,6 +108,9 @@ type Options struct {
 	Token string
 	// CPU is the agent's CPU limit ("" for DefaultCPU).
 	CPU string
+	// Job renders the agent as a Job (one pod, never retried) instead of a
+	// bare Pod.
+	Job bool
 }
 
 // DefaultCPU is the agent's CPU limit when Options leaves it empty: the

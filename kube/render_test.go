@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,6 +69,7 @@ func renderings(t *testing.T) map[string]*kube.Output {
 	out := map[string]*kube.Output{}
 	for name, edit := range map[string]func(*kube.Options){
 		"manifests": func(*kube.Options) {},
+		"job":       func(o *kube.Options) { o.Job = true },
 	} {
 		o := testOptions()
 		edit(&o)
@@ -98,6 +100,8 @@ func typed(t *testing.T, doc []byte) any {
 		return &corev1.Service{}
 	case "Pod":
 		return &corev1.Pod{}
+	case "Job":
+		return &batchv1.Job{}
 	case "Deployment":
 		return &appsv1.Deployment{}
 	case "NetworkPolicy":
@@ -121,7 +125,12 @@ func docs(manifest []byte) [][]byte {
 // unknown or duplicated field is an error) and encodes back to the same
 // bytes.
 func TestRenderStrictRoundTrip(t *testing.T) {
-	out := render(t)
+	for name, out := range renderings(t) {
+		t.Run(name, func(t *testing.T) { roundTrip(t, out) })
+	}
+}
+
+func roundTrip(t *testing.T, out *kube.Output) {
 	ds := docs(out.Manifest)
 	if len(ds) != len(out.Objects) || len(ds) != 8 {
 		t.Fatalf("%d documents for %d objects, want 8", len(ds), len(out.Objects))
@@ -145,22 +154,30 @@ func TestRenderStrictRoundTrip(t *testing.T) {
 	}
 }
 
-// The Pod Security evaluator at restricted, latest, admits every pod the
+// The Pod Security evaluator at restricted, latest, admits every pod each
 // rendering holds.
 func TestRenderPassesPodSecurityRestricted(t *testing.T) {
+	for name, out := range renderings(t) {
+		t.Run(name, func(t *testing.T) { podSecurity(t, out) })
+	}
+}
+
+func podSecurity(t *testing.T, out *kube.Output) {
 	e, err := psa.NewEvaluator(psa.DefaultChecks(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lv := psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: psaapi.LatestVersion()}
 	pods := 0
-	for _, o := range render(t).Objects {
+	for _, o := range out.Objects {
 		var meta *metav1.ObjectMeta
 		var spec *corev1.PodSpec
 		switch x := o.(type) {
 		case *corev1.Pod:
 			meta, spec = &x.ObjectMeta, &x.Spec
 		case *appsv1.Deployment:
+			meta, spec = &x.Spec.Template.ObjectMeta, &x.Spec.Template.Spec
+		case *batchv1.Job:
 			meta, spec = &x.Spec.Template.ObjectMeta, &x.Spec.Template.Spec
 		default:
 			continue
@@ -178,7 +195,12 @@ func TestRenderPassesPodSecurityRestricted(t *testing.T) {
 // agentbox's own audit of the rendering finds nothing but the residual the
 // rendering declares, and the namespace enforces restricted.
 func TestRenderAuditsClean(t *testing.T) {
-	out := render(t)
+	for name, out := range renderings(t) {
+		t.Run(name, func(t *testing.T) { auditsClean(t, out) })
+	}
+}
+
+func auditsClean(t *testing.T, out *kube.Output) {
 	p := filepath.Join(t.TempDir(), kube.ManifestFile)
 	if err := os.WriteFile(p, out.Manifest, 0o600); err != nil {
 		t.Fatal(err)

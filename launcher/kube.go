@@ -38,6 +38,8 @@ type KubeConfig struct {
 	Namespace, GatewayImage, GatewayIP string
 	// OutDir is the output directory ("" for Cwd/agentbox-kube).
 	OutDir string
+	// Job renders the agent as a Job instead of a Pod (kube.Options.Job).
+	Job bool
 	// Extra are positional arguments the command line had, which are an
 	// error (a command goes after --).
 	Extra []string
@@ -97,7 +99,7 @@ func Kube(ctx context.Context, cfg KubeConfig) (KubeResult, error) {
 // kubeInputs resolves the plan for a pod (the image is the root) and
 // gathers the renderer's options.
 func kubeInputs(cfg *KubeConfig) (*policy.Plan, kube.Options, error) {
-	o := kube.Options{Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command}
+	o := kube.Options{Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command, Job: cfg.Job}
 	if err := cfg.defaults(); err != nil {
 		return nil, o, err
 	}
@@ -268,18 +270,19 @@ func WriteKubeSummary(w io.Writer, res KubeResult, refused bool) error {
 // KubeSummary and KubeSynopsis are agentbox kube's help lines.
 const (
 	KubeSummary  = "write Kubernetes manifests: a restricted namespace, the agent pod, the gateway, network policies"
-	KubeSynopsis = "[--agent codex|claude] --image IMAGE --gateway-image IMAGE --gateway-ip IP [--namespace NS] [--out DIR] [flags] [-- CMD [ARG...]]"
+	KubeSynopsis = "[--agent codex|claude] --image IMAGE --gateway-image IMAGE --gateway-ip IP [--namespace NS] [--job] [--out DIR] [flags] [-- CMD [ARG...]]"
 )
 
-// Flags registers agentbox kube's own flags with stringVar (a FlagSet's
-// StringVar); the policy flags come on top.
-func (cfg *KubeConfig) Flags(stringVar func(p *string, name, value, usage string)) {
+// Flags registers agentbox kube's own flags with stringVar and boolVar (a
+// FlagSet's StringVar and BoolVar); the policy flags come on top.
+func (cfg *KubeConfig) Flags(stringVar func(p *string, name, value, usage string), boolVar func(p *bool, name string, value bool, usage string)) {
 	stringVar(&cfg.Agent, "agent", "", "agent adapter: codex or claude (its command, unless one follows --)")
 	stringVar(&cfg.Image, "image", "", "the agent's image, as the cluster pulls it (required)")
 	stringVar(&cfg.GatewayImage, "gateway-image", "", "the gateway's image: agentbox compose --build builds it; push it where the cluster pulls (required)")
 	stringVar(&cfg.GatewayIP, "gateway-ip", "", "a free ClusterIP of the service range, where the agent (which has no DNS) reaches the gateway (required)")
 	stringVar(&cfg.Namespace, "namespace", "", "namespace to create and run in (default agentbox)")
 	stringVar(&cfg.OutDir, "out", "", "output directory (default: ./agentbox-kube)")
+	boolVar(&cfg.Job, "job", false, "render the agent as a Job (one pod, never retried) instead of a Pod")
 }
 
 // KubeMain runs the pipeline and tells the user: the summary on out, or,
