@@ -90,6 +90,10 @@ func (r *renderer) agentPod() error {
 	r.mounts(&spec, &c)
 	spec.Containers = []corev1.Container{c}
 	m := r.meta(AgentName, agentComponent)
+	if r.o.Format == FormatAgentSandbox {
+		r.agentSandbox(m, spec)
+		return nil
+	}
 	if !r.o.Job {
 		r.add(&corev1.Pod{TypeMeta: typeMeta("v1", "Pod"), ObjectMeta: m, Spec: spec})
 		return nil
@@ -304,10 +308,7 @@ func (r *renderer) networkPolicies() error {
 	both := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
 	r.add(&networkingv1.NetworkPolicy{TypeMeta: typeMeta("networking.k8s.io/v1", "NetworkPolicy"), ObjectMeta: r.meta(AgentName+"-egress", agentComponent), Spec: networkingv1.NetworkPolicySpec{
 		PodSelector: sel(agentComponent), PolicyTypes: both,
-		Egress: []networkingv1.NetworkPolicyEgressRule{{
-			To:    []networkingv1.NetworkPolicyPeer{{PodSelector: ptr(sel(gatewayComponent))}},
-			Ports: []networkingv1.NetworkPolicyPort{port(tcp, GatewayPort)},
-		}},
+		Egress: agentEgress(),
 	}})
 	ports, err := r.outsidePorts()
 	if err != nil {
@@ -337,6 +338,14 @@ func (r *renderer) networkPolicies() error {
 		Reason: "the gateway reaches the model routes' hosts: a NetworkPolicy names addresses, not hosts, so it opens the routes' ports to public addresses and the gateway's allowlist decides which hosts",
 	})
 	return nil
+}
+
+// agentEgress is the agent's one way out: the gateway's pods, its port.
+func agentEgress() []networkingv1.NetworkPolicyEgressRule {
+	return []networkingv1.NetworkPolicyEgressRule{{
+		To:    []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{ComponentLabel: gatewayComponent}}}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr(corev1.ProtocolTCP), Port: ptr(intstr.FromInt(GatewayPort))}},
+	}}
 }
 
 // privateV4 are the ranges the gateway's egress to the outside excludes:

@@ -111,6 +111,8 @@ type Options struct {
 	// Job renders the agent as a Job (one pod, never retried) instead of a
 	// bare Pod.
 	Job bool
+	// Format is FormatManifests ("" too) or FormatAgentSandbox.
+	Format string
 }
 
 // DefaultCPU is the agent's CPU limit when Options leaves it empty: the
@@ -214,6 +216,14 @@ func validate(plan *policy.Plan, o *Options) error {
 		return &InputError{Field: "token", Msg: "the gateway key is not a gateway token", Fix: "use netpolicy.NewToken"}
 	case o.GatewayIP == "":
 		return &InputError{Field: "--gateway-ip", Msg: "the agent has no DNS, so it reaches the gateway by a fixed Service address, and none was given", Fix: ipFix}
+	}
+	switch {
+	case o.Format == "":
+		o.Format = FormatManifests
+	case o.Format != FormatManifests && o.Format != FormatAgentSandbox:
+		return &InputError{Field: "--format", Msg: fmt.Sprintf("unknown format %q", o.Format), Fix: "use manifests or agent-sandbox"}
+	case o.Format == FormatAgentSandbox && o.Job:
+		return &InputError{Field: "--job", Msg: "a Sandbox is not a Job", Fix: "drop --job, or use --format manifests"}
 	}
 	if _, err := netip.ParseAddr(o.GatewayIP); err != nil {
 		return &InputError{Field: "--gateway-ip", Msg: fmt.Sprintf("%q is not an IP address", o.GatewayIP), Fix: ipFix}

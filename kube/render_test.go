@@ -68,8 +68,9 @@ func renderings(t *testing.T) map[string]*kube.Output {
 	t.Helper()
 	out := map[string]*kube.Output{}
 	for name, edit := range map[string]func(*kube.Options){
-		"manifests": func(*kube.Options) {},
-		"job":       func(o *kube.Options) { o.Job = true },
+		"manifests":     func(*kube.Options) {},
+		"job":           func(o *kube.Options) { o.Job = true },
+		"agent-sandbox": func(o *kube.Options) { o.Format = kube.FormatAgentSandbox },
 	} {
 		o := testOptions()
 		edit(&o)
@@ -80,6 +81,19 @@ func renderings(t *testing.T) map[string]*kube.Output {
 		out[name] = r
 	}
 	return out
+}
+
+// agentObjects is how many objects hold the agent's pod: a SandboxTemplate
+// and a Sandbox, or one Pod or Job.
+func agentObjects(out *kube.Output) int {
+	n := 0
+	for _, o := range out.Objects {
+		switch o.(type) {
+		case *corev1.Pod, *batchv1.Job, *kube.SandboxTemplate, *kube.Sandbox:
+			n++
+		}
+	}
+	return n
 }
 
 // typed returns an empty object of the kind a document declares.
@@ -102,6 +116,10 @@ func typed(t *testing.T, doc []byte) any {
 		return &corev1.Pod{}
 	case "Job":
 		return &batchv1.Job{}
+	case "SandboxTemplate":
+		return &kube.SandboxTemplate{}
+	case "Sandbox":
+		return &kube.Sandbox{}
 	case "Deployment":
 		return &appsv1.Deployment{}
 	case "NetworkPolicy":
@@ -132,8 +150,8 @@ func TestRenderStrictRoundTrip(t *testing.T) {
 
 func roundTrip(t *testing.T, out *kube.Output) {
 	ds := docs(out.Manifest)
-	if len(ds) != len(out.Objects) || len(ds) != 8 {
-		t.Fatalf("%d documents for %d objects, want 8", len(ds), len(out.Objects))
+	if len(ds) != len(out.Objects) || len(ds) != 8+agentObjects(out)-1 {
+		t.Fatalf("%d documents for %d objects, want 7 and the agent's", len(ds), len(out.Objects))
 	}
 	for i, d := range ds {
 		body := d
@@ -179,6 +197,10 @@ func podSecurity(t *testing.T, out *kube.Output) {
 			meta, spec = &x.Spec.Template.ObjectMeta, &x.Spec.Template.Spec
 		case *batchv1.Job:
 			meta, spec = &x.Spec.Template.ObjectMeta, &x.Spec.Template.Spec
+		case *kube.SandboxTemplate:
+			meta, spec = &metav1.ObjectMeta{Name: x.Name, Labels: x.Spec.PodTemplate.Metadata.Labels}, &x.Spec.PodTemplate.Spec
+		case *kube.Sandbox:
+			meta, spec = &metav1.ObjectMeta{Name: x.Name, Labels: x.Spec.PodTemplate.Metadata.Labels}, &x.Spec.PodTemplate.Spec
 		default:
 			continue
 		}
@@ -187,8 +209,8 @@ func podSecurity(t *testing.T, out *kube.Output) {
 			t.Errorf("%s is forbidden at restricted: %s", meta.Name, agg.ForbiddenDetail())
 		}
 	}
-	if pods != 2 {
-		t.Fatalf("evaluated %d pods, want the agent and the gateway", pods)
+	if pods != 1+agentObjects(out) {
+		t.Fatalf("evaluated %d pods, want the agent's and the gateway", pods)
 	}
 }
 

@@ -38,8 +38,10 @@ type KubeConfig struct {
 	Namespace, GatewayImage, GatewayIP string
 	// OutDir is the output directory ("" for Cwd/agentbox-kube).
 	OutDir string
-	// Job renders the agent as a Job instead of a Pod (kube.Options.Job).
-	Job bool
+	// Job renders the agent as a Job instead of a Pod (kube.Options.Job);
+	// Format is kube.Options.Format.
+	Job    bool
+	Format string
 	// Extra are positional arguments the command line had, which are an
 	// error (a command goes after --).
 	Extra []string
@@ -99,7 +101,7 @@ func Kube(ctx context.Context, cfg KubeConfig) (KubeResult, error) {
 // kubeInputs resolves the plan for a pod (the image is the root) and
 // gathers the renderer's options.
 func kubeInputs(cfg *KubeConfig) (*policy.Plan, kube.Options, error) {
-	o := kube.Options{Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command, Job: cfg.Job}
+	o := kube.Options{Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command, Job: cfg.Job, Format: cfg.Format}
 	if err := cfg.defaults(); err != nil {
 		return nil, o, err
 	}
@@ -270,7 +272,7 @@ func WriteKubeSummary(w io.Writer, res KubeResult, refused bool) error {
 // KubeSummary and KubeSynopsis are agentbox kube's help lines.
 const (
 	KubeSummary  = "write Kubernetes manifests: a restricted namespace, the agent pod, the gateway, network policies"
-	KubeSynopsis = "[--agent codex|claude] --image IMAGE --gateway-image IMAGE --gateway-ip IP [--namespace NS] [--job] [--out DIR] [flags] [-- CMD [ARG...]]"
+	KubeSynopsis = "[--agent codex|claude] --image IMAGE --gateway-image IMAGE --gateway-ip IP [--namespace NS] [--job | --format agent-sandbox] [--out DIR] [flags] [-- CMD [ARG...]]"
 )
 
 // Flags registers agentbox kube's own flags with stringVar and boolVar (a
@@ -282,6 +284,7 @@ func (cfg *KubeConfig) Flags(stringVar func(p *string, name, value, usage string
 	stringVar(&cfg.GatewayIP, "gateway-ip", "", "a free ClusterIP of the service range, where the agent (which has no DNS) reaches the gateway (required)")
 	stringVar(&cfg.Namespace, "namespace", "", "namespace to create and run in (default agentbox)")
 	stringVar(&cfg.OutDir, "out", "", "output directory (default: ./agentbox-kube)")
+	stringVar(&cfg.Format, "format", kube.FormatManifests, "manifests (the agent as a Pod or Job) or agent-sandbox (a SandboxTemplate with a gateway-only managed network policy, and a Sandbox)")
 	boolVar(&cfg.Job, "job", false, "render the agent as a Job (one pod, never retried) instead of a Pod")
 }
 

@@ -72,6 +72,26 @@ func TestKubeWritesAnAuditedManifest(t *testing.T) {
 	}
 }
 
+// --format agent-sandbox writes a SandboxTemplate and a Sandbox that pass
+// the same audit and Pod Security evaluation.
+func TestKubeWritesAgentSandbox(t *testing.T) {
+	cfg := kubeConfig(t)
+	cfg.Format = kube.FormatAgentSandbox
+	var out, errw bytes.Buffer
+	if err := KubeMain(t.Context(), cfg, &out, &errw); err != nil {
+		t.Fatalf("KubeMain: %v\n%s", err, errw.String())
+	}
+	for _, want := range []string{"pod security SandboxTemplate/agentbox-agent/agent: restricted (latest): allowed", "pod security Sandbox/agentbox-agent/agent: restricted (latest): allowed", "0 finding(s)."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	cfg.Format, cfg.OutDir = "helm", filepath.Join(t.TempDir(), "out")
+	if err := KubeMain(t.Context(), cfg, &out, &errw); KindOf(err) != KindUsage || !strings.Contains(err.Error(), "--format") {
+		t.Errorf("--format helm: %v, want a usage error naming --format", err)
+	}
+}
+
 // A rendering that fails its own audit (a credential the policy lets
 // through to the agent) writes nothing and names the finding.
 func TestKubeRefusesAFailingRenderingAndWritesNothing(t *testing.T) {
