@@ -26,6 +26,10 @@
 //     gateway at the Service's fixed address, given in its environment, so
 //     it needs no DNS, and no egress rule allows DNS.
 //
+// With Options.Format FormatAgentSandbox the agent's pod is written as
+// agent-sandbox's SandboxTemplate (its managed NetworkPolicy gateway-only)
+// and a Sandbox instead (sandbox.go).
+//
 // Security-relevant defaults, and how to override them:
 //
 //   - Seccomp is the node runtime's default profile (RuntimeDefault), not

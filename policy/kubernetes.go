@@ -1,6 +1,6 @@
 package policy
 
-// TargetKubernetes: a cluster runs the sandbox as a pod (agentbox kube).
+// TargetKubernetes is a cluster running the sandbox as a pod (agentbox kube).
 // What a pod gives, decided here rather than patched by the renderer:
 //
 //   - the node's runtime and kubelet bring the runtime, the init and the
