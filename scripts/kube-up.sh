@@ -83,9 +83,15 @@ if [ "$(id -u)" != 0 ]; then
 	echo "kube-up: the API server is not running and starting it needs root (run: sudo $0)" >&2
 	exit 1
 fi
+missing=()
 for b in curl openssl; do
-	command -v "$b" >/dev/null || { echo "kube-up: $b not found (apt-get install -y $b)" >&2; exit 1; }
+	command -v "$b" >/dev/null || missing+=("$b")
 done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "kube-up: installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
 # A previous run's processes, found by their pid files only.
 for p in apiserver etcd; do
