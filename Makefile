@@ -33,6 +33,7 @@ test: setup build ## what CI runs: vet, lint, generated files, unit + integratio
 	$(MAKE) lint
 	$(MAKE) verify-generate
 	scripts/agents-install.sh
+	scripts/kube-up.sh
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...
 	scripts/test-rootless.sh
 

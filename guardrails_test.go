@@ -128,6 +128,11 @@ var layers = map[string]layer{
 	"internal/testutil":            {exec: true},
 	"internal/policytest":          {may: []string{"policy"}},
 	"compose/internal/composetest": {may: []string{"policy"}},
+	// A module of its own that builds the kube test tier's kube-apiserver
+	// and etcd (scripts/kube-up.sh); it imports nothing of agentbox.
+	"tools/kube":           {},
+	"tools/kube/etcd":      {},
+	"tools/kube/schemagen": {},
 }
 
 // layer is one package's place in the pipeline.

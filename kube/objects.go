@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -58,6 +59,7 @@ func podSecurity(uid, gid int64) *corev1.PodSecurityContext {
 // user ids, the hardened pod securityContext.
 func podSpec(uid, gid int64) corev1.PodSpec {
 	return corev1.PodSpec{
+		ServiceAccountName:           ServiceAccount,
 		AutomountServiceAccountToken: ptr(false),
 		EnableServiceLinks:           ptr(false),
 		HostUsers:                    ptr(false),
@@ -87,7 +89,22 @@ func (r *renderer) agentPod() error {
 	c.Resources = corev1.ResourceRequirements{Limits: limits, Requests: limits}
 	r.mounts(&spec, &c)
 	spec.Containers = []corev1.Container{c}
-	r.add(&corev1.Pod{TypeMeta: typeMeta("v1", "Pod"), ObjectMeta: r.meta(AgentName, agentComponent), Spec: spec})
+	m := r.meta(AgentName, agentComponent)
+	if r.o.Format == FormatAgentSandbox {
+		r.agentSandbox(m, spec)
+		return nil
+	}
+	if !r.o.Job {
+		r.add(&corev1.Pod{TypeMeta: typeMeta("v1", "Pod"), ObjectMeta: m, Spec: spec})
+		return nil
+	}
+	// One attempt: a sandbox that failed is looked at, not run again. No
+	// one attaches to a Job's pod: no stdin, no terminal.
+	spec.Containers[0].Stdin, spec.Containers[0].TTY = false, false
+	r.add(&batchv1.Job{TypeMeta: typeMeta("batch/v1", "Job"), ObjectMeta: m, Spec: batchv1.JobSpec{
+		BackoffLimit: ptr(int32(0)), Completions: ptr(int32(1)), Parallelism: ptr(int32(1)),
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: m.Labels}, Spec: spec},
+	}})
 	return nil
 }
 
@@ -291,10 +308,7 @@ func (r *renderer) networkPolicies() error {
 	both := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
 	r.add(&networkingv1.NetworkPolicy{TypeMeta: typeMeta("networking.k8s.io/v1", "NetworkPolicy"), ObjectMeta: r.meta(AgentName+"-egress", agentComponent), Spec: networkingv1.NetworkPolicySpec{
 		PodSelector: sel(agentComponent), PolicyTypes: both,
-		Egress: []networkingv1.NetworkPolicyEgressRule{{
-			To:    []networkingv1.NetworkPolicyPeer{{PodSelector: ptr(sel(gatewayComponent))}},
-			Ports: []networkingv1.NetworkPolicyPort{port(tcp, GatewayPort)},
-		}},
+		Egress: agentEgress(),
 	}})
 	ports, err := r.outsidePorts()
 	if err != nil {
@@ -324,6 +338,14 @@ func (r *renderer) networkPolicies() error {
 		Reason: "the gateway reaches the model routes' hosts: a NetworkPolicy names addresses, not hosts, so it opens the routes' ports to public addresses and the gateway's allowlist decides which hosts",
 	})
 	return nil
+}
+
+// agentEgress is the agent's one way out: the gateway's pods, its port.
+func agentEgress() []networkingv1.NetworkPolicyEgressRule {
+	return []networkingv1.NetworkPolicyEgressRule{{
+		To:    []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{ComponentLabel: gatewayComponent}}}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr(corev1.ProtocolTCP), Port: ptr(intstr.FromInt(GatewayPort))}},
+	}}
 }
 
 // privateV4 are the ranges the gateway's egress to the outside excludes:

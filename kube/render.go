@@ -7,6 +7,8 @@
 //
 //   - a Namespace labelled pod-security.kubernetes.io/enforce: restricted,
 //     so the API server itself refuses a weaker pod there;
+//   - the ServiceAccount both pods run as, which mounts no token (the
+//     namespace's default one is the controller manager's to create);
 //   - the gateway: a ConfigMap with its config, a Deployment running
 //     `agentbox gateway` from Options.GatewayImage, and a Service with a
 //     fixed ClusterIP (Options.GatewayIP). The real model keys live in the
@@ -16,12 +18,17 @@
 //     gateway's pods on GatewayPort; the gateway gets ingress only from the
 //     agent and egress only to DNS and the model routes' ports beyond the
 //     cluster's private ranges;
-//   - the agent Pod: no capabilities, no privilege escalation, a read-only
+//   - the agent Pod (or, with Options.Job, a Job of one pod that is never
+//     retried, whose template is that pod): no capabilities, no privilege escalation, a read-only
 //     root, seccomp RuntimeDefault, hostUsers: false, resource limits, an
 //     emptyDir workspace, memory-backed emptyDirs for the plan's tmpfs
 //     mounts, no service-account token, no service links. It reaches the
 //     gateway at the Service's fixed address, given in its environment, so
 //     it needs no DNS, and no egress rule allows DNS.
+//
+// With Options.Format FormatAgentSandbox the agent's pod is written as
+// agent-sandbox's SandboxTemplate (its managed NetworkPolicy gateway-only)
+// and a Sandbox instead (sandbox.go).
 //
 // Security-relevant defaults, and how to override them:
 //
@@ -61,6 +68,10 @@ const (
 	// Deployment, Service and ConfigMap.
 	AgentName   = "agentbox-agent"
 	GatewayName = "agentbox-gateway"
+	// ServiceAccount is the pods' own service account, which mounts no
+	// token: neither pod relies on the namespace's default one, which only
+	// the controller manager creates.
+	ServiceAccount = "agentbox"
 	// KeySecret is the Secret holding the real model keys, one key per
 	// route (KeyName), created by the user and mounted into the gateway only.
 	KeySecret = "agentbox-gateway-keys"
@@ -101,6 +112,11 @@ type Options struct {
 	Token string
 	// CPU is the agent's CPU limit ("" for DefaultCPU).
 	CPU string
+	// Job renders the agent as a Job (one pod, never retried) instead of a
+	// bare Pod.
+	Job bool
+	// Format is FormatManifests ("" too) or FormatAgentSandbox.
+	Format string
 }
 
 // DefaultCPU is the agent's CPU limit when Options leaves it empty: the
@@ -160,6 +176,7 @@ func Render(plan *policy.Plan, o Options) (*Output, error) {
 	}{
 		{"agent command", r.agent},
 		{"namespace", r.namespace},
+		{"service account", r.serviceAccount},
 		{"gateway", r.gateway},
 		{"network policies", r.networkPolicies},
 		{"agent pod", r.agentPod},
@@ -204,6 +221,14 @@ func validate(plan *policy.Plan, o *Options) error {
 	case o.GatewayIP == "":
 		return &InputError{Field: "--gateway-ip", Msg: "the agent has no DNS, so it reaches the gateway by a fixed Service address, and none was given", Fix: ipFix}
 	}
+	switch {
+	case o.Format == "":
+		o.Format = FormatManifests
+	case o.Format != FormatManifests && o.Format != FormatAgentSandbox:
+		return &InputError{Field: "--format", Msg: fmt.Sprintf("unknown format %q", o.Format), Fix: "use manifests or agent-sandbox"}
+	case o.Format == FormatAgentSandbox && o.Job:
+		return &InputError{Field: "--job", Msg: "a Sandbox is not a Job", Fix: "drop --job, or use --format manifests"}
+	}
 	if _, err := netip.ParseAddr(o.GatewayIP); err != nil {
 		return &InputError{Field: "--gateway-ip", Msg: fmt.Sprintf("%q is not an IP address", o.GatewayIP), Fix: ipFix}
 	}
@@ -245,6 +270,14 @@ func (r *renderer) namespace() error {
 		"pod-security.kubernetes.io/warn":            "restricted",
 	}}}
 	r.add(ns)
+	return nil
+}
+
+// serviceAccount is the pods' account: no token is mounted from it.
+func (r *renderer) serviceAccount() error {
+	m := r.meta(ServiceAccount, "")
+	delete(m.Labels, ComponentLabel)
+	r.add(&corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"), ObjectMeta: m, AutomountServiceAccountToken: ptr(false)})
 	return nil
 }
 

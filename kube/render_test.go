@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,6 +62,40 @@ func render(t *testing.T) *kube.Output {
 	return out
 }
 
+// renderings are the test plan rendered in every form agentbox kube
+// writes, by name.
+func renderings(t *testing.T) map[string]*kube.Output {
+	t.Helper()
+	out := map[string]*kube.Output{}
+	for name, edit := range map[string]func(*kube.Options){
+		"manifests":     func(*kube.Options) {},
+		"job":           func(o *kube.Options) { o.Job = true },
+		"agent-sandbox": func(o *kube.Options) { o.Format = kube.FormatAgentSandbox },
+	} {
+		o := testOptions()
+		edit(&o)
+		r, err := kube.Render(testPlan(), o)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = r
+	}
+	return out
+}
+
+// agentObjects is how many objects hold the agent's pod: a SandboxTemplate
+// and a Sandbox, or one Pod or Job.
+func agentObjects(out *kube.Output) int {
+	n := 0
+	for _, o := range out.Objects {
+		switch o.(type) {
+		case *corev1.Pod, *batchv1.Job, *kube.SandboxTemplate, *kube.Sandbox:
+			n++
+		}
+	}
+	return n
+}
+
 // typed returns an empty object of the kind a document declares.
 func typed(t *testing.T, doc []byte) any {
 	t.Helper()
@@ -71,12 +106,20 @@ func typed(t *testing.T, doc []byte) any {
 	switch head.Kind {
 	case "Namespace":
 		return &corev1.Namespace{}
+	case "ServiceAccount":
+		return &corev1.ServiceAccount{}
 	case "ConfigMap":
 		return &corev1.ConfigMap{}
 	case "Service":
 		return &corev1.Service{}
 	case "Pod":
 		return &corev1.Pod{}
+	case "Job":
+		return &batchv1.Job{}
+	case "SandboxTemplate":
+		return &kube.SandboxTemplate{}
+	case "Sandbox":
+		return &kube.Sandbox{}
 	case "Deployment":
 		return &appsv1.Deployment{}
 	case "NetworkPolicy":
@@ -100,10 +143,15 @@ func docs(manifest []byte) [][]byte {
 // unknown or duplicated field is an error) and encodes back to the same
 // bytes.
 func TestRenderStrictRoundTrip(t *testing.T) {
-	out := render(t)
+	for name, out := range renderings(t) {
+		t.Run(name, func(t *testing.T) { roundTrip(t, out) })
+	}
+}
+
+func roundTrip(t *testing.T, out *kube.Output) {
 	ds := docs(out.Manifest)
-	if len(ds) != len(out.Objects) || len(ds) != 7 {
-		t.Fatalf("%d documents for %d objects, want 7", len(ds), len(out.Objects))
+	if len(ds) != len(out.Objects) || len(ds) != 8+agentObjects(out)-1 {
+		t.Fatalf("%d documents for %d objects, want 7 and the agent's", len(ds), len(out.Objects))
 	}
 	for i, d := range ds {
 		body := d
@@ -124,16 +172,22 @@ func TestRenderStrictRoundTrip(t *testing.T) {
 	}
 }
 
-// The Pod Security evaluator at restricted, latest, admits every pod the
+// The Pod Security evaluator at restricted, latest, admits every pod each
 // rendering holds.
 func TestRenderPassesPodSecurityRestricted(t *testing.T) {
+	for name, out := range renderings(t) {
+		t.Run(name, func(t *testing.T) { podSecurity(t, out) })
+	}
+}
+
+func podSecurity(t *testing.T, out *kube.Output) {
 	e, err := psa.NewEvaluator(psa.DefaultChecks(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lv := psaapi.LevelVersion{Level: psaapi.LevelRestricted, Version: psaapi.LatestVersion()}
 	pods := 0
-	for _, o := range render(t).Objects {
+	for _, o := range out.Objects {
 		var meta *metav1.ObjectMeta
 		var spec *corev1.PodSpec
 		switch x := o.(type) {
@@ -141,6 +195,12 @@ func TestRenderPassesPodSecurityRestricted(t *testing.T) {
 			meta, spec = &x.ObjectMeta, &x.Spec
 		case *appsv1.Deployment:
 			meta, spec = &x.Spec.Template.ObjectMeta, &x.Spec.Template.Spec
+		case *batchv1.Job:
+			meta, spec = &x.Spec.Template.ObjectMeta, &x.Spec.Template.Spec
+		case *kube.SandboxTemplate:
+			meta, spec = &metav1.ObjectMeta{Name: x.Name, Labels: x.Spec.PodTemplate.Metadata.Labels}, &x.Spec.PodTemplate.Spec
+		case *kube.Sandbox:
+			meta, spec = &metav1.ObjectMeta{Name: x.Name, Labels: x.Spec.PodTemplate.Metadata.Labels}, &x.Spec.PodTemplate.Spec
 		default:
 			continue
 		}
@@ -149,15 +209,20 @@ func TestRenderPassesPodSecurityRestricted(t *testing.T) {
 			t.Errorf("%s is forbidden at restricted: %s", meta.Name, agg.ForbiddenDetail())
 		}
 	}
-	if pods != 2 {
-		t.Fatalf("evaluated %d pods, want the agent and the gateway", pods)
+	if pods != 1+agentObjects(out) {
+		t.Fatalf("evaluated %d pods, want the agent's and the gateway", pods)
 	}
 }
 
 // agentbox's own audit of the rendering finds nothing but the residual the
 // rendering declares, and the namespace enforces restricted.
 func TestRenderAuditsClean(t *testing.T) {
-	out := render(t)
+	for name, out := range renderings(t) {
+		t.Run(name, func(t *testing.T) { auditsClean(t, out) })
+	}
+}
+
+func auditsClean(t *testing.T, out *kube.Output) {
 	p := filepath.Join(t.TempDir(), kube.ManifestFile)
 	if err := os.WriteFile(p, out.Manifest, 0o600); err != nil {
 		t.Fatal(err)

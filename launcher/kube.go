@@ -38,6 +38,10 @@ type KubeConfig struct {
 	Namespace, GatewayImage, GatewayIP string
 	// OutDir is the output directory ("" for Cwd/agentbox-kube).
 	OutDir string
+	// Job renders the agent as a Job instead of a Pod (kube.Options.Job);
+	// Format is kube.Options.Format.
+	Job    bool
+	Format string
 	// Extra are positional arguments the command line had, which are an
 	// error (a command goes after --).
 	Extra []string
@@ -94,10 +98,10 @@ func Kube(ctx context.Context, cfg KubeConfig) (KubeResult, error) {
 	return res, nil
 }
 
-// kubeInputs resolves the plan as `agentbox compose` does (an engine runs
-// the sandbox; the image is the root) and gathers the renderer's options.
+// kubeInputs resolves the plan for a pod (the image is the root) and
+// gathers the renderer's options.
 func kubeInputs(cfg *KubeConfig) (*policy.Plan, kube.Options, error) {
-	o := kube.Options{Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command}
+	o := kube.Options{Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command, Job: cfg.Job, Format: cfg.Format}
 	if err := cfg.defaults(); err != nil {
 		return nil, o, err
 	}
@@ -112,10 +116,10 @@ func kubeInputs(cfg *KubeConfig) (*policy.Plan, kube.Options, error) {
 	if err != nil {
 		return nil, o, err
 	}
-	// The engine target, as compose's: the node's runtime starts the pod,
-	// the image is the root, the gateway is a pod of its own. Kubernetes
-	// is a target still to come in policy (policy.Target).
-	plan, err := policy.Resolve(p, compose.PlanArgv, h, compose.PlanRun())
+	// The Kubernetes target: the node's runtime starts the pod, the image
+	// is the root, the gateway is a pod of its own, and this host's LSM,
+	// ids and workspace sockets do not apply (policy.TargetKubernetes).
+	plan, err := policy.Resolve(p, compose.PlanArgv, h, policy.Run{Target: policy.TargetKubernetes})
 	if err != nil {
 		return nil, o, err
 	}
@@ -268,18 +272,20 @@ func WriteKubeSummary(w io.Writer, res KubeResult, refused bool) error {
 // KubeSummary and KubeSynopsis are agentbox kube's help lines.
 const (
 	KubeSummary  = "write Kubernetes manifests: a restricted namespace, the agent pod, the gateway, network policies"
-	KubeSynopsis = "[--agent codex|claude] --image IMAGE --gateway-image IMAGE --gateway-ip IP [--namespace NS] [--out DIR] [flags] [-- CMD [ARG...]]"
+	KubeSynopsis = "[--agent codex|claude] --image IMAGE --gateway-image IMAGE --gateway-ip IP [--namespace NS] [--job | --format agent-sandbox] [--out DIR] [flags] [-- CMD [ARG...]]"
 )
 
-// Flags registers agentbox kube's own flags with stringVar (a FlagSet's
-// StringVar); the policy flags come on top.
-func (cfg *KubeConfig) Flags(stringVar func(p *string, name, value, usage string)) {
+// Flags registers agentbox kube's own flags with stringVar and boolVar (a
+// FlagSet's StringVar and BoolVar); the policy flags come on top.
+func (cfg *KubeConfig) Flags(stringVar func(p *string, name, value, usage string), boolVar func(p *bool, name string, value bool, usage string)) {
 	stringVar(&cfg.Agent, "agent", "", "agent adapter: codex or claude (its command, unless one follows --)")
 	stringVar(&cfg.Image, "image", "", "the agent's image, as the cluster pulls it (required)")
 	stringVar(&cfg.GatewayImage, "gateway-image", "", "the gateway's image: agentbox compose --build builds it; push it where the cluster pulls (required)")
 	stringVar(&cfg.GatewayIP, "gateway-ip", "", "a free ClusterIP of the service range, where the agent (which has no DNS) reaches the gateway (required)")
 	stringVar(&cfg.Namespace, "namespace", "", "namespace to create and run in (default agentbox)")
 	stringVar(&cfg.OutDir, "out", "", "output directory (default: ./agentbox-kube)")
+	stringVar(&cfg.Format, "format", kube.FormatManifests, "manifests (the agent as a Pod or Job) or agent-sandbox (a SandboxTemplate with a gateway-only managed network policy, and a Sandbox)")
+	boolVar(&cfg.Job, "job", false, "render the agent as a Job (one pod, never retried) instead of a Pod")
 }
 
 // KubeMain runs the pipeline and tells the user: the summary on out, or,

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,11 @@ func kubeConfig(t *testing.T) KubeConfig {
 
 func TestKubeWritesAnAuditedManifest(t *testing.T) {
 	cfg := kubeConfig(t)
+	l, err := net.Listen("unix", filepath.Join(cfg.Cwd, "editor.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	var out, errw bytes.Buffer
 	if err := KubeMain(t.Context(), cfg, &out, &errw); err != nil {
 		t.Fatalf("KubeMain: %v\n%s", err, errw.String())
@@ -49,6 +55,13 @@ func TestKubeWritesAnAuditedManifest(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
 		}
 	}
+	// The plan is a pod's (policy.TargetKubernetes): this host's LSM and
+	// the sockets in its workspace say nothing about the pod.
+	for _, host := range []string{"residual lsm-unavailable", "residual apparmor-profile-not-loaded", "residual workspace-socket-after-launch"} {
+		if strings.Contains(out.String(), host) {
+			t.Errorf("summary has the host-specific %q:\n%s", host, out.String())
+		}
+	}
 	// A second rendering replaces the first.
 	if err := KubeMain(t.Context(), cfg, &out, &errw); err != nil {
 		t.Fatalf("second KubeMain: %v", err)
@@ -56,6 +69,26 @@ func TestKubeWritesAnAuditedManifest(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Dir(cfg.OutDir))
 	if len(ents) != 1 {
 		t.Errorf("%d entries beside the output, want it alone (no temp directory left)", len(ents))
+	}
+}
+
+// --format agent-sandbox writes a SandboxTemplate and a Sandbox that pass
+// the same audit and Pod Security evaluation.
+func TestKubeWritesAgentSandbox(t *testing.T) {
+	cfg := kubeConfig(t)
+	cfg.Format = kube.FormatAgentSandbox
+	var out, errw bytes.Buffer
+	if err := KubeMain(t.Context(), cfg, &out, &errw); err != nil {
+		t.Fatalf("KubeMain: %v\n%s", err, errw.String())
+	}
+	for _, want := range []string{"pod security SandboxTemplate/agentbox-agent/agent: restricted (latest): allowed", "pod security Sandbox/agentbox-agent/agent: restricted (latest): allowed", "0 finding(s)."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	cfg.Format, cfg.OutDir = "helm", filepath.Join(t.TempDir(), "out")
+	if err := KubeMain(t.Context(), cfg, &out, &errw); KindOf(err) != KindUsage || !strings.Contains(err.Error(), "--format") {
+		t.Errorf("--format helm: %v, want a usage error naming --format", err)
 	}
 }
 

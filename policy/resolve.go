@@ -334,9 +334,9 @@ func (r *resolver) resolveGateway() error {
 	return nil
 }
 
-// engine reports whether a container engine, not agentbox, runs the
-// sandbox.
-func (r *resolver) engine() bool { return r.run.Target == TargetEngine }
+// engine reports whether a container engine or a cluster's kubelet, not
+// agentbox, runs the sandbox.
+func (r *resolver) engine() bool { return r.run.Target == TargetEngine || r.kubernetes() }
 
 // finishMounts orders mounts so that a parent is mounted before its
 // children and rejects two mounts on one destination.

@@ -97,9 +97,9 @@ func checkRun(run Run) error {
 		if run.GatewayToken != "" && run.Dir == "" {
 			return &InputError{Field: "run", Msg: "a gateway token with no run directory for the gateway's socket", Fix: "plan with the run directory (RunDir)"}
 		}
-	case TargetEngine:
+	case TargetEngine, TargetKubernetes:
 	default:
-		return &InputError{Field: "target", Msg: fmt.Sprintf("unknown target %q", run.Target), Fix: fmt.Sprintf("plan for %s or %s", TargetRuntime, TargetEngine)}
+		return &InputError{Field: "target", Msg: fmt.Sprintf("unknown target %q", run.Target), Fix: fmt.Sprintf("plan for %s, %s or %s", TargetRuntime, TargetEngine, TargetKubernetes)}
 	}
 	return nil
 }

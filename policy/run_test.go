@@ -63,7 +63,7 @@ func TestResolveWithoutGateway(t *testing.T) {
 	if _, err := Resolve(Policy{}, []string{"sh"}, testHost(f), Run{ID: "R", GatewayToken: "t"}); !errors.As(err, &in) {
 		t.Errorf("a token without a run directory: %v, want bad input", err)
 	}
-	if _, err := Resolve(Policy{}, []string{"sh"}, testHost(f), Run{Target: "kubernetes"}); !errors.As(err, &in) || !strings.Contains(err.Error(), `unknown target "kubernetes"`) {
+	if _, err := Resolve(Policy{}, []string{"sh"}, testHost(f), Run{Target: "mainframe"}); !errors.As(err, &in) || !strings.Contains(err.Error(), `unknown target "mainframe"`) {
 		t.Errorf("an unknown target: %v, want bad input naming it", err)
 	}
 }

@@ -91,6 +91,9 @@ func (r *resolver) protectTarget(rel string) (target, link string) {
 // unless Landlock refuses it (ABI 9, where agentbox applies Landlock); the
 // plan says so as a residual.
 func (r *resolver) coverSockets() error {
+	if r.kubernetes() { // the pod's workspace is a volume of its own
+		return nil
+	}
 	seen := map[string]bool{}
 	for _, m := range r.plan.Mounts {
 		seen[m.Destination] = true
