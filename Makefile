@@ -20,9 +20,11 @@ build: ## build bin/agentbox and bin/agentbox-init (static, no cgo)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/agentbox ./cmd/agentbox
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/agentbox-init ./cmd/agentbox-init
 
-setup: ## install and start what the tests need: packages, test user, Docker (root; idempotent)
+setup: ## install and start what the tests need: packages, test user, Docker, containerd, agent CLIs, a kube-apiserver (root; idempotent, cached)
 	scripts/test-setup.sh
 	scripts/containerd-up.sh
+	scripts/agents-install.sh
+	scripts/kube-up.sh
 
 unit: ## unit tests only (no root, no daemons)
 	$(GO) test -count=1 ./...
@@ -32,8 +34,6 @@ test: setup build ## what CI runs: vet, lint, generated files, unit + integratio
 	$(GO) vet -tags integration ./...
 	$(MAKE) lint
 	$(MAKE) verify-generate
-	scripts/agents-install.sh
-	scripts/kube-up.sh
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...
 	scripts/test-rootless.sh
 
