@@ -17,6 +17,9 @@ import (
 // themselves are made after planning (MapIDs), once the run's slot is
 // leased.
 func (r *resolver) resolveIdentity() error {
+	if r.user() {
+		return r.userIdentity()
+	}
 	owner, err := r.h.FS.Stat(r.plan.Workspace)
 	if err != nil {
 		return fmt.Errorf("stat workspace: %w", err)

@@ -22,6 +22,7 @@ type policyFlags struct {
 	cpuWeight uint64
 	runtime   string
 	rootfs    string
+	isolation string
 	accept    []string
 	allow     []string
 	upstreams []string
@@ -38,6 +39,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.pids, "pids", 0, "process limit (default 512)")
 	fs.Uint64Var(&f.cpuWeight, "cpu-weight", 0, "CPU weight 1-10000 (default 100)")
 	fs.StringVar(&f.runtime, "runtime", "", "OCI runtime: runc, crun, runsc or a path (default runc)")
+	fs.StringVar(&f.isolation, "isolation", "", "user: run the agent as the account agentbox-agent, with no namespaces (Linux, root; docs/dedicated-user.md)")
 	fs.StringVar(&f.rootfs, "rootfs", "", "unpacked image root to use instead of the host's system directories")
 	fs.StringArrayVar(&f.accept, "accept", nil, "accept an audit finding: CODE=reason (repeatable)")
 	fs.StringArrayVar(&f.upstreams, "upstream", nil, "model route to a URL of your choice: openai=URL, anthropic=URL or NAME=URL (repeatable)")
@@ -64,6 +66,7 @@ func (f *policyFlags) policy() (policy.Policy, error) {
 		Limits:    policy.Limits{Memory: f.memory, Pids: f.pids, CPUWeight: f.cpuWeight},
 		Runtime:   f.runtime,
 		Rootfs:    f.rootfs,
+		Isolation: f.isolation,
 	}
 	if len(f.env) > 0 {
 		p.Env.Allow = f.env
