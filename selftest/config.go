@@ -75,6 +75,13 @@ type Command struct {
 	// on when any capability is left. Nil leaves the children init's own
 	// ids (a sandbox with one id, where init runs as the agent).
 	User *Credential `json:"user,omitempty"`
+	// Seccomp is a seccomp filter (struct sock_filter array, native byte
+	// order) that init's children load once they are User, with
+	// no_new_privs, before they report ready: the probes and the agent run
+	// under it. Set where no runtime installs the plan's filter
+	// (--isolation user, where init runs on the host as root); nil loads
+	// none.
+	Seccomp []byte `json:"seccomp,omitempty"`
 }
 
 // Credential is a uid and a gid inside the sandbox. The process gets no
