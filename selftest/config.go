@@ -122,6 +122,15 @@ type Targets struct {
 	// get a refusal. The gateway refuses an unlisted name without resolving
 	// it, so no packet leaves.
 	GatewayRefuse string `json:"gateway_refuse,omitempty"`
+	// Fence are listeners the launcher runs on the host's 127.0.0.1 and ::1,
+	// on ports other than the gateway's, where the agent shares the host's
+	// network and an nftables fence on its uid is its boundary
+	// (--isolation user). internet-unreachable then connects to each of
+	// them instead of looking routes up, and passes only when the fence's
+	// catch-all drop, the rule every outside destination meets too, refuses
+	// the connect (EPERM) before any packet is sent; dns-unresolvable sends
+	// its query to them over UDP. Empty: a sandbox of its own network.
+	Fence []NetCanary `json:"fence,omitempty"`
 	// HostLoopback is the canary the launcher listens on at the host's
 	// 127.0.0.1. Nil makes host-loopback-unreachable report UNKNOWN.
 	HostLoopback *NetCanary `json:"host_loopback,omitempty"`
