@@ -91,7 +91,12 @@ const ResidualUserShared = "user-shared-namespaces"
 var UserSharedProbes = []string{
 	"host-pids-invisible", "only-loopback", "no-default-route", "metadata-unreachable",
 	"uid-map-non-identity", "device-nodes-minimal", "kernel-cmdline-hidden",
-	"container-socket-absent", "host-home-not-mounted",
+	"container-socket-absent", "host-home-not-mounted", "proc-keys-unreadable",
+	// The probes run as the account without the agent's Landlock domain,
+	// which alone scopes abstract and workspace unix sockets here.
+	"host-abstract-socket-unreachable", "workspace-socket-unreachable",
+	// The host's own checks of the agent.
+	"host-uid-map", "host-namespaces", "host-mounts",
 }
 
 // userResiduals are what a TargetUser plan gives up, each with its
@@ -100,7 +105,8 @@ func (r *resolver) userResiduals() {
 	r.plan.Residuals = append(r.plan.Residuals, Residual{
 		Code: ResidualUserShared,
 		Reason: "--isolation user has no namespaces: the agent sees the host's processes, mounts, devices and network interfaces, and the host's routes; " +
-			"file permissions, Landlock, seccomp and the nftables fence on its uid stand in for them (the probes named here look for a namespace and say ALLOW)",
+			"file permissions, Landlock, seccomp and the nftables fence on its uid stand in for them (the probes named here look for a namespace and say ALLOW); "+
+			"the probes run as the account under its seccomp filter but outside the agent's Landlock domain, so unix sockets the host listens on (abstract, or in the workspace) are reached by them, and by the agent where the kernel's Landlock ABI is below 6 (abstract) or 9 (pathname)",
 		Probes: append([]string(nil), UserSharedProbes...),
 	}, Residual{
 		Code:   "user-no-protected-paths",

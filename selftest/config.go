@@ -127,8 +127,8 @@ type Targets struct {
 	// network and an nftables fence on its uid is its boundary
 	// (--isolation user). internet-unreachable then connects to each of
 	// them instead of looking routes up, and passes only when the fence's
-	// catch-all drop, the rule every outside destination meets too, refuses
-	// the connect (EPERM) before any packet is sent; dns-unresolvable sends
+	// catch-all, the rule every outside destination meets too, refuses the
+	// connect before any packet leaves the host; dns-unresolvable sends
 	// its query to them over UDP. Empty: a sandbox of its own network.
 	Fence []NetCanary `json:"fence,omitempty"`
 	// HostLoopback is the canary the launcher listens on at the host's

@@ -12,8 +12,10 @@ import (
 
 // probeFence decides internet-unreachable where the agent shares the
 // host's network (Targets.Fence): a TCP connect to each of the launcher's
-// listeners on loopback ports other than the gateway's. Only EPERM, the
-// answer of a drop in the output hook, shows the fence; a connect that
+// listeners on loopback ports other than the gateway's. Only the answers of
+// a filter show the fence: a refusal (the fence's reset: the listener is
+// open), EHOSTUNREACH, EACCES or EPERM (a rejection or a drop, since
+// loopback always has a route); a connect that
 // succeeds is ALLOW, anything else cannot be told from a fence that is not
 // there and is UNKNOWN. No packet is aimed anywhere but the host's own
 // loopback.
@@ -41,8 +43,12 @@ func dialFence(c NetCanary, timeout time.Duration) (Decision, string) {
 			return Allow, "reached-canary"
 		}
 		return Allow, "connected"
-	case errors.Is(err, unix.EPERM):
-		return Deny, "fenced"
+	case errors.Is(err, unix.ECONNREFUSED):
+		// The launcher's listener is open: the reset is the fence's.
+		return Deny, "fenced-reset"
+	case errors.Is(err, unix.EHOSTUNREACH), errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		// Loopback always has a route: only a filter answers so.
+		return Deny, "fenced-" + errnoName(err)
 	}
 	_, o := decideConnect(err)
 	return Unknown, o

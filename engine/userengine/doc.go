@@ -13,9 +13,10 @@
 //     the launcher applies and teardown revokes).
 //   - The network fence: an nftables table of the run's own (Fence,
 //     "inet agentbox-RUN"), whose output chain accepts the account's TCP to
-//     the gateway's loopback port on 127.0.0.1 and ::1 and drops every other
-//     packet the account's sockets send, DNS included. A drop in the output
-//     hook answers connect(2) and sendto(2) with EPERM, so nothing leaves.
+//     the gateway's loopback port on 127.0.0.1 and ::1, rejects every other
+//     TCP connection of the account's sockets and drops every other packet,
+//     DNS included: connect(2) fails at once, sendto(2) with EPERM, and
+//     nothing leaves.
 //   - A cgroup of the run's own on the unified hierarchy
 //     (/sys/fs/cgroup/agentbox/RUN, or /sys/fs/cgroup/unified/agentbox/RUN
 //     on a hybrid host), which init is cloned into, and the limits on the

@@ -38,8 +38,12 @@ func TableName(id string) string {
 
 // Ruleset is the fence as nft -f reads it. The output chain sees every
 // packet a local socket sends; one owned by the account passes only to the
-// gateway's port on the loopback interface, over either family, and is
-// dropped otherwise (counted, so that the teardown can say how many were).
+// gateway's port on the loopback interface, over either family. Any other
+// TCP connection is answered with a reset, which connect(2) reports at
+// once as ECONNREFUSED (the listeners the self-test aims at are open, so
+// that answer is the fence's) instead of retrying a dropped SYN until it
+// times out; everything else is dropped, which sendto(2) reports as
+// EPERM. Both are counted.
 // Other users' packets are not this table's business: its policy is
 // accept, and another table's rules still apply to them.
 func (f Fence) Ruleset() string {
@@ -48,6 +52,7 @@ func (f Fence) Ruleset() string {
 		type filter hook output priority filter; policy accept;
 		meta skuid %[2]d oifname "lo" ip daddr 127.0.0.1 tcp dport %[3]d accept
 		meta skuid %[2]d oifname "lo" ip6 daddr ::1 tcp dport %[3]d accept
+		meta skuid %[2]d meta l4proto tcp counter reject with tcp reset
 		meta skuid %[2]d counter drop
 	}
 }
