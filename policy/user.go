@@ -105,7 +105,7 @@ func (r *resolver) userResiduals() {
 	r.plan.Residuals = append(r.plan.Residuals, Residual{
 		Code: ResidualUserShared,
 		Reason: "--isolation user has no namespaces: the agent sees the host's processes, mounts, devices and network interfaces, and the host's routes; " +
-			"file permissions, Landlock, seccomp and the nftables fence on its uid stand in for them (the probes named here look for a namespace and say ALLOW); "+
+			"file permissions, Landlock, seccomp and the nftables fence on its uid stand in for them (the probes named here look for a namespace and say ALLOW); " +
 			"the probes run as the account under its seccomp filter but outside the agent's Landlock domain, so unix sockets the host listens on (abstract, or in the workspace) are reached by them, and by the agent where the kernel's Landlock ABI is below 6 (abstract) or 9 (pathname)",
 		Probes: append([]string(nil), UserSharedProbes...),
 	}, Residual{
