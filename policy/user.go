@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// TargetUser: agentbox runs the agent on this host as a dedicated account
+// TargetUser is the target where agentbox runs the agent on this host as a dedicated account
 // (agentbox-agent, made by agentbox setup-user), with no OCI runtime and no
 // namespaces. The agent sees the host's root, pids and network; what keeps
 // it in is the account's own uid (file permissions, the workspace granted
@@ -20,7 +20,7 @@ const TargetUser Target = "user"
 // IsolationUser is Policy.Isolation's value that plans for TargetUser.
 const IsolationUser = "user"
 
-// IDHost: the agent runs as a host account (TargetUser); nothing is mapped.
+// IDHost is the id mode where the agent runs as a host account (TargetUser); nothing is mapped.
 const IDHost IDMode = "host"
 
 // UserAccount is the dedicated account a TargetUser plan runs the agent
@@ -125,7 +125,9 @@ func (r *resolver) userResiduals() {
 func (r *resolver) userLandlock() {
 	p := r.plan
 	paths := []LandlockPath{
-		{Path: "/etc"}, {Path: "/proc"}, {Path: "/sys", Optional: true},
+		{Path: "/etc"},
+		{Path: "/proc"},
+		{Path: "/sys", Optional: true},
 		{Path: "/dev", Write: true, IoctlDev: true},
 		{Path: p.Identity.Home, Write: true},
 	}

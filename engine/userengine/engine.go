@@ -95,8 +95,11 @@ func (e *Engine) Create(ctx context.Context, _ string, bundle string, o engine.C
 	if err == nil {
 		err = json.Unmarshal(data, &s)
 	}
-	if err != nil || s.Process == nil || len(s.Process.Args) == 0 {
-		return 0, fmt.Errorf("read the bundle's config.json: %v", err)
+	if err != nil {
+		return 0, fmt.Errorf("read the bundle's config.json: %w", err)
+	}
+	if s.Process == nil || len(s.Process.Args) == 0 {
+		return 0, errors.New("the bundle's config.json names no process to start")
 	}
 	if e.cg, err = makeCgroup(e.Record.Cgroup, e.Record.Limits); err != nil {
 		return 0, err
@@ -184,8 +187,8 @@ func (e *Engine) State(_ context.Context, id string) (engine.State, error) {
 	return engine.State{ID: id, Pid: e.Record.InitPid, Status: "running", Bundle: e.bundle}, nil
 }
 
-// GrantMethod: the account is an ordinary host uid, granted the workspace
-// with POSIX ACLs.
+// GrantMethod is GrantACL: the account is an ordinary host uid, granted the
+// workspace with POSIX ACLs.
 func (e *Engine) GrantMethod(context.Context) (method, reason string) {
 	return engine.GrantACL, "the agent runs as the host account " + fmt.Sprint(e.Record.Fence.UID) + ", granted the workspace with POSIX ACLs for the run"
 }
