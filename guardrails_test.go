@@ -111,11 +111,15 @@ var layers = map[string]layer{
 	// The containerd engine drives a daemon through its client: it runs
 	// nothing itself (the shim runs the runtime).
 	"engine/containerd": {may: []string{"engine", "internal/nsexec", "ledger", "policy"}},
+	// The dedicated-user engine starts init on the host and loads the
+	// account's fence with nft.
+	"engine/userengine": {may: []string{"engine", "ledger", "policy"}, exec: true},
 	"doctor":            {may: []string{"apparmor", "audit", "engine/advisory", "engine/containerd", "host", "ledger", "policy", "userns"}, exec: true},
 	// The launcher drives every stage below it; only the CLI (and the
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
 		"agents", "apparmor", "audit", "compose", "compose/check", "denials", "doctor", "engine", "engine/advisory", "engine/containerd",
+		"engine/userengine", "account", "seccomp",
 		"host", "kube", "ledger", "netpolicy", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},

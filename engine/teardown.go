@@ -291,3 +291,9 @@ func scanLines(path string, pick func([]string) string) []string {
 	}
 	return out
 }
+
+// Leftovers are what a removed run directory still has on the host: the
+// mounts and the open unix sockets below it (an engine's teardown record).
+func Leftovers(dir string) (mounts, sockets []string) {
+	return mountsUnder(dir), socketsUnder(dir)
+}

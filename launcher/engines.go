@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/engine/containerd"
+	"github.com/agentbox/agentbox/engine/userengine"
 )
 
 // The engines a launch can run on (--engine).
@@ -40,6 +41,9 @@ func OpenEngine(name, address string) (engine.Opener, error) {
 func recordedEngine(rd *engine.RunDir, open engine.Opener) engine.Opener {
 	if o, ok := containerd.Recorded(rd.Bundle()); ok {
 		return o
+	}
+	if e, ok := userengine.Recorded(rd.Bundle()); ok {
+		return func(engine.Runtime) engine.Engine { return e }
 	}
 	return open
 }

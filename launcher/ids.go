@@ -46,7 +46,7 @@ func (p *prepared) mapIDs() error {
 		return p.setMaps(id, mapRanges(id, u, g))
 	case policy.IDSingle:
 		return p.setMaps(id, single(id))
-	case policy.IDEngine:
+	case policy.IDEngine, policy.IDHost: // an engine maps them; a host account has its own (user.go)
 	}
 	return fmt.Errorf("a plan whose ids %s maps has no id maps of agentbox's", id.IDMap.Mode)
 }

@@ -136,8 +136,8 @@ func (pl *planned) chooseRun() error {
 		}
 	}
 	dir := policy.RunDir(pl.dirs.RunRoot, id)
-	pl.run = policy.Run{ID: id, Dir: dir, Bundle: filepath.Join(dir, "bundle"), GatewayToken: token, Target: policy.TargetRuntime}
-	return nil
+	pl.run = policy.Run{ID: id, Dir: dir, Bundle: filepath.Join(dir, "bundle"), GatewayToken: token, Target: policy.TargetOf(pl.policy)}
+	return pl.chooseUser() // user.go
 }
 
 func (pl *planned) resolvePlan() error {

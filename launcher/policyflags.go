@@ -18,6 +18,7 @@ type PolicyFlags struct {
 	Pids              int64
 	CPUWeight         uint64
 	Runtime, Rootfs   string
+	Isolation         string
 	Accept, Allow     []string
 	Upstreams         []string
 	LocalTCP          bool
@@ -43,6 +44,7 @@ func (f PolicyFlags) Policy() (policy.Policy, error) {
 		Limits:    policy.Limits{Memory: f.Memory, Pids: f.Pids, CPUWeight: f.CPUWeight},
 		Runtime:   f.Runtime,
 		Rootfs:    f.Rootfs,
+		Isolation: f.Isolation,
 		Network:   policy.Network{Allow: f.Allow, LocalTCP: f.LocalTCP},
 	}
 	if len(f.Env) > 0 {

@@ -44,14 +44,29 @@ type prepared struct {
 	initCh  *selftest.Launcher
 	initEnd *os.File
 	sess    *engine.Session
+	// user is what an --isolation user run holds (user.go).
+	user *userRun
 }
 
-// recipe is the whole Prepare stage: the pure prefix, then the steps that
-// make things from the plan. Dry (agentbox spec) is the pure prefix, the
-// render and the runtime's advisory verdicts, with the id slot a run would
-// get (the allocator's Peek): nothing is made, leased or started.
-func (p *prepared) recipe(ctx context.Context) []namedStep {
-	steps := p.planSteps()
+// runRecipe runs the whole Prepare stage: the pure prefix, then the steps
+// that make things from the plan, those of the target the plan is for
+// (user.go for TargetUser, else makeSteps).
+func (p *prepared) runRecipe(ctx context.Context) error {
+	if err := p.l.runSteps(ctx, p.planSteps()); err != nil {
+		return err
+	}
+	if p.run.Target == policy.TargetUser {
+		return p.l.runSteps(ctx, p.userSteps(ctx))
+	}
+	return p.l.runSteps(ctx, p.makeSteps(ctx))
+}
+
+// makeSteps are the Prepare stage's steps after the plan, for a sandbox
+// an OCI runtime runs. Dry (agentbox spec) they are the render and the
+// runtime's advisory verdicts, with the id slot a run would get (the
+// allocator's Peek): nothing is made, leased or started.
+func (p *prepared) makeSteps(ctx context.Context) []namedStep {
+	var steps []namedStep
 	if p.dry {
 		return append(steps, namedStep{"ids", p.mapIDs}, namedStep{"render", p.render}, namedStep{"runtime", func() error { return p.checkRuntime(ctx) }})
 	}

@@ -83,9 +83,9 @@ func (p *prepared) configureInit() error {
 	t.HostLoopback, t.HostAbstract, t.WorkspaceSocket = c.loopback, c.abstract, c.workspace
 	var bridge *selftest.Bridge
 	if p.plan.GatewaySocket != "" {
-		bridge = &selftest.Bridge{Port: policy.GatewayPort, Socket: policy.GatewaySocket}
+		bridge = &selftest.Bridge{Port: p.plan.GatewayLoopbackPort(), Socket: p.bridgeSocket()}
 		if t.Gateway == "" {
-			t.Gateway = "127.0.0.1:" + strconv.Itoa(policy.GatewayPort)
+			t.Gateway = "127.0.0.1:" + strconv.Itoa(p.plan.GatewayLoopbackPort())
 			t.GatewayHealth, t.GatewayRefuse = netpolicy.HealthPath, gatewayRefuseTarget
 		}
 	}
@@ -112,6 +112,7 @@ func (p *prepared) configureInit() error {
 	if id := p.plan.Identity; id.Init.Split {
 		ic.Agent.User = &selftest.Credential{UID: id.UID, GID: id.GID}
 	}
+	p.userInit(&ic)
 	if cfg.WeakenInit != nil {
 		cfg.WeakenInit(&ic)
 	}

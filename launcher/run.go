@@ -75,7 +75,7 @@ func (l *launch) run(ctx context.Context) outcome {
 	setupCtx, cancel := cancelOnSignal(ctx, sigs)
 	start := time.Now().UTC()
 	p := &prepared{planned: &planned{l: l}}
-	err := l.runSteps(setupCtx, p.recipe(setupCtx))
+	err := p.runRecipe(setupCtx)
 	cancel()
 	o := outcome{p: p, ran: failed(err)}
 	if p.runDir == nil {
@@ -146,7 +146,7 @@ func (l *launch) wait(ctx context.Context, p *prepared, sigs <-chan os.Signal) (
 func (l *launch) selfTest(ctx context.Context) outcome {
 	start := time.Now().UTC()
 	p := &prepared{planned: &planned{l: l}}
-	err := l.runSteps(ctx, p.recipe(ctx))
+	err := p.runRecipe(ctx)
 	o := outcome{p: p, ran: failed(err)}
 	if p.runDir == nil {
 		return o
@@ -249,6 +249,7 @@ func (l *launch) tearDown(p *prepared) tornDown {
 		fmt.Fprintf(l.out, "agentbox: warning: removing canaries: %v\n", err)
 	}
 	l.trace("teardown", began)
+	p.user.release() // user.go
 	if err := p.ids.release(); err != nil {
 		fmt.Fprintf(l.out, "agentbox: warning: %v\n", err)
 	}

@@ -19,7 +19,7 @@ func Spec(ctx context.Context, cfg Config) (*specs.Spec, error) {
 	cfg.ProbesOnly, cfg.Evidence = false, ""
 	l := &launch{cfg: cfg, out: cfg.stderr()}
 	p := &prepared{planned: &planned{l: l, dry: true}}
-	if err := l.runSteps(ctx, p.recipe(ctx)); err != nil {
+	if err := p.runRecipe(ctx); err != nil {
 		return nil, err
 	}
 	return p.spec, nil

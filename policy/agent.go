@@ -24,7 +24,7 @@ func (r *resolver) resolveAgent() error {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	launch, err := agents.Prepare(r.plan.Command, env, agents.Gateway{URL: GatewayURL, Token: r.run.GatewayToken})
+	launch, err := agents.Prepare(r.plan.Command, env, agents.Gateway{URL: r.gatewayURL(), Token: r.run.GatewayToken})
 	if err != nil {
 		return fmt.Errorf("agent adapter: %w", err)
 	}

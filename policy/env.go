@@ -24,9 +24,13 @@ func (r *resolver) resolveEnv() error {
 		path = strings.Join(r.bins, ":") + ":" + path
 	}
 	env := []string{"PATH=" + path, "HOME=" + id.Home, "USER=" + id.User, "LOGNAME=" + id.User}
+	if r.user() {
+		// The host's /tmp is outside the account's Landlock ruleset.
+		env = append(env, "TMPDIR="+id.Home+"/tmp")
+	}
 	for _, kv := range r.h.Environ {
 		name, _, ok := strings.Cut(kv, "=")
-		if ok && !fixedEnv[name] && allowed(name, allow) {
+		if ok && !fixedEnv[name] && !(r.user() && name == "TMPDIR") && allowed(name, allow) {
 			env = append(env, kv)
 		}
 	}

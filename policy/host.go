@@ -55,6 +55,9 @@ type Host struct {
 	// and later Landlock also refuses connecting to sockets made outside
 	// the sandbox.
 	LandlockABI int
+	// Account is the dedicated account agentbox-agent (TargetUser); nil
+	// when it does not exist or the plan is for another target.
+	Account *UserAccount
 	// FS reads paths: stat, symlink resolution and PATH lookup.
 	FS FS
 }

@@ -20,6 +20,9 @@ func (r *resolver) resolveIdentity() error {
 	if r.kubernetes() {
 		return r.podIdentity()
 	}
+	if r.user() {
+		return r.userIdentity()
+	}
 	owner, err := r.h.FS.Stat(r.plan.Workspace)
 	if err != nil {
 		return fmt.Errorf("stat workspace: %w", err)

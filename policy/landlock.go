@@ -33,6 +33,10 @@ type LandlockPath struct {
 // agentbox-init to apply it.
 func (r *resolver) resolveLandlock() error {
 	p := r.plan
+	if r.user() {
+		r.userLandlock()
+		return nil
+	}
 	if p.LSM.Kind != LSMNone || r.engine() {
 		return nil
 	}

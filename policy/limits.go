@@ -33,6 +33,9 @@ func (r *resolver) resolveLSM() error {
 	switch {
 	case r.kubernetes():
 		r.plan.LSM = podLSM()
+	case r.user():
+		r.plan.LSM = LSM{Kind: LSMNone}
+		r.userResiduals()
 	case r.h.SELinux:
 		r.plan.LSM = LSM{Kind: LSMSELinux, ProcessLabel: r.h.SELinuxLabels[0], MountLabel: r.h.SELinuxLabels[1]}
 	case r.h.AppArmor && (r.h.AppArmorReady || r.engine()): // a project carries the profile, loaded by whoever starts it

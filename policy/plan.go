@@ -66,6 +66,11 @@ type Plan struct {
 	// directory, bound at the sandbox's GatewaySocket; empty: no gateway of
 	// agentbox's own.
 	GatewaySocket string `json:"gateway_socket,omitempty"`
+	// GatewayPort is, for TargetUser, the host loopback port (127.0.0.1
+	// and ::1) where agentbox-init relays to the gateway's socket, the one
+	// port the account's network fence lets it reach; 0 inside a sandbox,
+	// where the port is GatewayPort (GatewayLoopbackPort).
+	GatewayPort int `json:"gateway_port,omitempty"`
 	// Agent is what the agent adapter made of the command (Command and Env
 	// are already the adapter's); zero without a gateway.
 	Agent Agent `json:"agent"`

@@ -32,6 +32,13 @@ type Policy struct {
 	// to a runtime binary. Empty means runc.
 	Runtime string `yaml:"runtime,omitempty" json:"runtime,omitempty"`
 
+	// Isolation is how the agent is kept apart from the host: "" (the
+	// default) is a sandbox of namespaces run by an OCI runtime; IsolationUser
+	// ("user") runs the agent as the dedicated account agentbox-agent, with
+	// no namespaces, fenced by file permissions, Landlock, seccomp and an
+	// nftables rule keyed on its uid (docs/dedicated-user.md).
+	Isolation string `yaml:"isolation,omitempty" json:"isolation,omitempty"`
+
 	// Rootfs is an unpacked image root to use instead of the default root
 	// built from read-only binds of the host's system directories. Empty
 	// means the default.
@@ -210,6 +217,9 @@ func (p Policy) Merge(o Policy) Policy {
 	}
 	if o.Rootfs != "" {
 		p.Rootfs = o.Rootfs
+	}
+	if o.Isolation != "" {
+		p.Isolation = o.Isolation
 	}
 	p.Accept = append(append([]Acceptance(nil), p.Accept...), o.Accept...)
 	p.Network.Allow = append(append([]string(nil), p.Network.Allow...), o.Network.Allow...)

@@ -20,7 +20,7 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 		{"scalar instead of list", "env:\n  allow: HOME\n", `agentbox.yaml:2: env.allow: expected a list of strings, got "HOME"`},
 		{"negative where unsigned", "limits:\n  cpu_weight: -1\n", `agentbox.yaml:2: limits.cpu_weight: expected a whole number of 0 or more, got "-1"`},
 		{"second document", "runtime: runc\n---\nruntime: crun\n", "agentbox.yaml:2: a second YAML document"},
-		{"not a mapping", "- runc\n", "agentbox.yaml:1: expected a mapping with accept, binds, env, gateway, limits, network, protect, rootfs, runtime, workspace, got a list"},
+		{"not a mapping", "- runc\n", "agentbox.yaml:1: expected a mapping with accept, binds, env, gateway, isolation, limits, network, protect, rootfs, runtime, workspace, got a list"},
 		{"broken yaml", "limits: [\n", "agentbox.yaml:"},
 		{"unknown key in accept entry", "accept:\n  - code: x\n    reason: y\n    until: never\n", "agentbox.yaml:4: accept[0].until: unknown key"},
 		{"duplicate key", "runtime: runc\nruntime: crun\n", `agentbox.yaml:2: runtime: duplicate key "runtime", first given on line 1`},
@@ -45,7 +45,7 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 // file is reported, on one line, as an InputError.
 func TestParseReportsTheFirstProblem(t *testing.T) {
 	_, _, err := Parse("agentbox.yaml", []byte("runtim: runc\nlimits:\n  pids: many\n"))
-	want := `agentbox.yaml:1: runtim: unknown key "runtim"; known keys here: accept, binds, env, gateway, limits, network, protect, rootfs, runtime, workspace`
+	want := `agentbox.yaml:1: runtim: unknown key "runtim"; known keys here: accept, binds, env, gateway, isolation, limits, network, protect, rootfs, runtime, workspace`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got\n%v\nwant\n%s", err, want)
 	}

@@ -91,12 +91,20 @@ func Resolve(p Policy, argv []string, h Host, run Run) (*Plan, error) {
 		{"agent", r.resolveAgent},
 	}
 	for _, s := range steps {
+		if run.Target == TargetUser && userSkips[s.name] {
+			continue
+		}
 		if err := s.run(); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
 	return r.plan, nil
 }
+
+// userSkips are the steps that make mounts, which a TargetUser plan has
+// none of: the agent sees the host's root (userResiduals says what that
+// gives up).
+var userSkips = map[string]bool{"rootfs": true, "protected paths": true, "workspace sockets": true}
 
 // resolver is one Resolve call: its inputs, and the plan its steps fill in
 // order.
@@ -225,6 +233,9 @@ func (r *resolver) resolveRuntime() error {
 		r.plan.Runtime = Runtime{Name: filepath.Base(name)}
 		return nil
 	}
+	if r.user() {
+		return nil // no OCI runtime: agentbox-init is started directly
+	}
 	path, err := r.h.FS.LookPath(name)
 	if err != nil {
 		return &HostError{What: fmt.Sprintf("OCI runtime %s not found", name), Fix: runtimeFix(name)}
@@ -311,6 +322,10 @@ func (r *resolver) resolveInit() error {
 	if r.h.InitPath == "" || r.engine() {
 		return nil
 	}
+	if r.user() {
+		r.plan.Init = r.h.InitPath // on the host, as it is: nothing is bound
+		return nil
+	}
 	r.plan.Init = InitPath
 	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.h.InitPath, Destination: InitPath, ReadOnly: true})
 	return nil
@@ -330,6 +345,10 @@ func (r *resolver) resolveGateway() error {
 		return nil
 	}
 	r.plan.GatewaySocket = filepath.Join(r.run.Dir, GatewaySocketDir, GatewaySocketName)
+	if r.user() {
+		r.plan.GatewayPort = r.run.GatewayPort // init relays it to the socket
+		return nil
+	}
 	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.plan.GatewaySocket, Destination: GatewaySocket, ReadOnly: true})
 	return nil
 }

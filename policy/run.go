@@ -29,6 +29,10 @@ type Run struct {
 	GatewayToken string
 	// Target is what will run the sandbox; "" is TargetRuntime.
 	Target Target
+	// GatewayPort is, for TargetUser, the free host loopback port the
+	// launcher chose for the run's gateway (Plan.GatewayPort); other
+	// targets ignore it.
+	GatewayPort int
 }
 
 // Target is what runs the sandbox a plan is for. Resolve branches on it
@@ -98,8 +102,12 @@ func checkRun(run Run) error {
 			return &InputError{Field: "run", Msg: "a gateway token with no run directory for the gateway's socket", Fix: "plan with the run directory (RunDir)"}
 		}
 	case TargetEngine, TargetKubernetes:
+	case TargetUser:
+		if run.GatewayToken != "" && (run.Dir == "" || run.GatewayPort <= 0 || run.GatewayPort > 65535) {
+			return &InputError{Field: "run", Msg: "a gateway token with no run directory or no loopback port for the gateway", Fix: "plan with the run directory (RunDir) and Run.GatewayPort"}
+		}
 	default:
-		return &InputError{Field: "target", Msg: fmt.Sprintf("unknown target %q", run.Target), Fix: fmt.Sprintf("plan for %s, %s or %s", TargetRuntime, TargetEngine, TargetKubernetes)}
+		return &InputError{Field: "target", Msg: fmt.Sprintf("unknown target %q", run.Target), Fix: fmt.Sprintf("plan for %s, %s, %s or %s", TargetRuntime, TargetEngine, TargetKubernetes, TargetUser)}
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 // for a policy built from flags.
 func Validate(p Policy, src Source) error {
 	checks := []func(Policy, Source) error{
-		validateLimits, validateRuntime, validateEnv, validateAccept, validatePaths, validateNetwork, validateProtect,
+		validateLimits, validateRuntime, validateIsolation, validateEnv, validateAccept, validatePaths, validateNetwork, validateProtect,
 	}
 	for _, check := range checks {
 		if err := check(p, src); err != nil {

@@ -75,6 +75,13 @@ type Command struct {
 	// on when any capability is left. Nil leaves the children init's own
 	// ids (a sandbox with one id, where init runs as the agent).
 	User *Credential `json:"user,omitempty"`
+	// Seccomp is a seccomp filter (struct sock_filter array, native byte
+	// order) that init's children load once they are User, with
+	// no_new_privs, before they report ready: the probes and the agent run
+	// under it. Set where no runtime installs the plan's filter
+	// (--isolation user, where init runs on the host as root); nil loads
+	// none.
+	Seccomp []byte `json:"seccomp,omitempty"`
 }
 
 // Credential is a uid and a gid inside the sandbox. The process gets no
@@ -115,6 +122,15 @@ type Targets struct {
 	// get a refusal. The gateway refuses an unlisted name without resolving
 	// it, so no packet leaves.
 	GatewayRefuse string `json:"gateway_refuse,omitempty"`
+	// Fence are listeners the launcher runs on the host's 127.0.0.1 and ::1,
+	// on ports other than the gateway's, where the agent shares the host's
+	// network and an nftables fence on its uid is its boundary
+	// (--isolation user). internet-unreachable then connects to each of
+	// them instead of looking routes up, and passes only when the fence's
+	// catch-all, the rule every outside destination meets too, refuses the
+	// connect before any packet leaves the host; dns-unresolvable sends
+	// its query to them over UDP. Empty: a sandbox of its own network.
+	Fence []NetCanary `json:"fence,omitempty"`
 	// HostLoopback is the canary the launcher listens on at the host's
 	// 127.0.0.1. Nil makes host-loopback-unreachable report UNKNOWN.
 	HostLoopback *NetCanary `json:"host_loopback,omitempty"`

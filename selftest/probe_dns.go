@@ -42,6 +42,9 @@ func nameservers(e *Env) ([]string, bool) {
 // leave the namespace), is sent one query; any other resolver is only
 // route-looked-up.
 func probeDNS(e *Env) outcome {
+	if len(e.Config.Targets.Fence) > 0 && len(e.Config.Targets.DNS) == 0 {
+		return probeFenceDNS(e) // the host's resolvers are outside: never aimed at
+	}
 	servers, configured := nameservers(e)
 	var w worst
 	for _, s := range servers {

@@ -140,6 +140,9 @@ func outsideProbe(e *Env, configured, defaults []string, target string) outcome 
 
 func probeInternet(e *Env) outcome {
 	o := outsideProbe(e, e.Config.Targets.Internet, defaultInternet, "outside (route lookup)")
+	if len(e.Config.Targets.Fence) > 0 {
+		o = probeFence(e)
+	}
 	t := e.Config.Targets
 	if t.Gateway == "" || t.GatewayRefuse == "" || o.decision != Deny {
 		return o

@@ -31,6 +31,9 @@ import (
 type becomeRequest struct {
 	User     *selftest.Credential `json:"user,omitempty"`
 	Terminal bool                 `json:"terminal,omitempty"`
+	// Seccomp is the filter the child loads once it is User
+	// (selftest.Command.Seccomp).
+	Seccomp []byte `json:"seccomp,omitempty"`
 }
 
 // execRequest is the program the child executes: Args[0] is looked up in
@@ -63,7 +66,7 @@ type starter struct {
 // changes into the program's directory once it is the agent), and returns
 // once it has become u. With tty, fd 0 is the sandbox's terminal: the child
 // becomes its foreground group and its owner.
-func startAs(u *selftest.Credential, env []string, stdio [3]uintptr, tty bool) (*starter, error) {
+func startAs(u *selftest.Credential, filter []byte, env []string, stdio [3]uintptr, tty bool) (*starter, error) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -87,7 +90,7 @@ func startAs(u *selftest.Credential, env []string, stdio [3]uintptr, tty bool) (
 	}
 	tree.add(pid)
 	s := &starter{pid: pid, req: reqW, status: json.NewDecoder(stR), close: func() { stR.Close() }}
-	if err := json.NewEncoder(reqW).Encode(becomeRequest{User: u, Terminal: tty}); err != nil {
+	if err := json.NewEncoder(reqW).Encode(becomeRequest{User: u, Terminal: tty, Seccomp: filter}); err != nil {
 		s.kill()
 		return nil, fmt.Errorf("tell the child who to become: %w", err)
 	}
@@ -152,6 +155,9 @@ func execAgentMain() int {
 		return fail(selftest.ExitInitFailed, "read who to become: %v", err)
 	}
 	if err := becomeAgent(who.User, who.Terminal); err != nil {
+		return fail(selftest.ExitInitFailed, "%v", err)
+	}
+	if err := loadSeccomp(who.Seccomp); err != nil {
 		return fail(selftest.ExitInitFailed, "%v", err)
 	}
 	if err := status.Encode(execStatus{Ready: true}); err != nil {

@@ -25,4 +25,5 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.Upstreams, "upstream", nil, "model route to a URL of your choice: openai=URL, anthropic=URL or NAME=URL (repeatable)")
 	fs.StringArrayVar(&f.Allow, "allow", nil, "host:port the gateway's proxy may reach (repeatable; default none)")
 	fs.BoolVar(&f.LocalTCP, "local-tcp", false, "let the agent bind and connect to any TCP port of the sandbox's own loopback")
+	fs.StringVar(&f.Isolation, "isolation", "", "user: run the agent as the account agentbox-agent, with no namespaces (Linux, root; docs/dedicated-user.md)")
 }
