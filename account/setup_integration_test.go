@@ -30,6 +30,7 @@ func setup(t *testing.T, o account.SetupOptions) string {
 // then removes it, twice.
 func TestSetupUserRealAccount(t *testing.T) {
 	testutil.RequireRoot(t)
+	testutil.LockAccount(t)
 	testutil.RequireBinary(t, "useradd", "passwd")
 	if getent("passwd", account.LinuxName) || getent("group", account.LinuxName) {
 		testutil.Skip(t, account.LinuxName+" exists already: this test creates and removes it, and leaves one it did not make alone")

@@ -96,8 +96,21 @@ func countingListener(t *testing.T, network, addr string) (int, *atomic.Int32) {
 	return l.Addr().(*net.TCPAddr).Port, &n
 }
 
+// setupUser makes the account with agentbox setup-user, holding the
+// account lock for the test, and removes it again at the end when the test
+// made it (account's own tests need the machine without it).
 func setupUser(t *testing.T, bin string, env []string) *user.User {
 	t.Helper()
+	testutil.LockAccount(t)
+	if _, err := user.Lookup("agentbox-agent"); err != nil {
+		t.Cleanup(func() {
+			rm := exec.Command(bin, "setup-user", "--remove")
+			rm.Env = env
+			if out, err := rm.CombinedOutput(); err != nil {
+				t.Errorf("agentbox setup-user --remove: %v\n%s", err, out)
+			}
+		})
+	}
 	cmd := exec.Command(bin, "setup-user")
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -8,6 +8,7 @@ package testutil
 
 import (
 	"os"
+	"syscall"
 	"os/exec"
 	"testing"
 )
@@ -49,4 +50,20 @@ func RequireBinary(t testing.TB, name, pkg string) string {
 		Skip(t, name+" not found on PATH (apt-get install "+pkg+")")
 	}
 	return p
+}
+
+// LockAccount holds, until the test ends, the machine-wide lock of the
+// tests that create, use or remove the dedicated account agentbox-agent:
+// they live in different packages, which go test runs at the same time.
+func LockAccount(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile("/run/agentbox-test-account.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("account lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("account lock: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
 }
