@@ -86,7 +86,7 @@ func DarwinSetup(id int) Plan {
 		{[]string{"/usr/sbin/chown", ids + ":" + ids, DarwinHome}, "owned by the account"},
 		{[]string{"/bin/chmod", "0700", DarwinHome}, "readable by the account alone"},
 	}, Notes: []string{
-		"no sudoers entry: it comes with 'agentbox run --isolation user', which is not built yet",
+		"no sudoers entry: the macOS side of 'agentbox run --isolation user' is not built yet, and the entry comes with it",
 	}}
 }
 

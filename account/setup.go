@@ -92,7 +92,7 @@ func LinuxSetup(st LinuxState) Plan {
 			"an empty home that only the account reads (no /etc/skel copy)",
 		})
 	}
-	p.Notes = append(p.Notes, "no sudoers entry: it comes with 'agentbox run --isolation user', which is not built yet")
+	p.Notes = append(p.Notes, "no sudoers entry: 'agentbox run --isolation user' runs as root on Linux and needs none")
 	if len(p.Commands) == 0 {
 		p.Notes = append(p.Notes, LinuxName+" and "+LinuxHome+" exist: nothing to do")
 	}
