@@ -8,8 +8,8 @@ package testutil
 
 import (
 	"os"
-	"syscall"
 	"os/exec"
+	"syscall"
 	"testing"
 )
 
