@@ -55,6 +55,16 @@ type Waiter interface {
 	Wait(id string) (int, error)
 }
 
+// Runner is an Engine that creates a sandbox and starts its command in one
+// call. Session uses it for a sandbox whose first process holds the
+// command back itself (Session.Held): agentbox-init waits on its channel
+// for the launcher's go before it starts the agent, so a separate Start
+// would be one more runtime call that proves nothing.
+type Runner interface {
+	// Run is Create followed by Start, in one call.
+	Run(ctx context.Context, id, bundle string, o CreateOptions) (int, error)
+}
+
 // Opener makes the Engine that runs, or ran, a sandbox with runtime r as
 // meta.json records it.
 type Opener func(r Runtime) Engine
@@ -62,4 +72,7 @@ type Opener func(r Runtime) Engine
 // OpenRuntime is the Opener of the OCI runtime CLI: r itself.
 func OpenRuntime(r Runtime) Engine { return r }
 
-var _ Engine = Runtime{}
+var (
+	_ Engine = Runtime{}
+	_ Runner = Runtime{}
+)

@@ -117,9 +117,21 @@ func runtimeEnv() []string {
 // pid of its first process. The caller should be a child subreaper
 // (BecomeSubreaper) to collect that process's exit status later.
 func (r Runtime) Create(ctx context.Context, id, bundle string, o CreateOptions) (int, error) {
+	return r.launch(ctx, []string{"create"}, id, bundle, o)
+}
+
+// Run creates the sandbox and starts its command in one runtime call
+// (RUNTIME run --detach), and returns the pid of its first process, as
+// Create does: one runtime process instead of two (see Runner).
+func (r Runtime) Run(ctx context.Context, id, bundle string, o CreateOptions) (int, error) {
+	return r.launch(ctx, []string{"run", "--detach"}, id, bundle, o)
+}
+
+// launch is Create or Run, by verb.
+func (r Runtime) launch(ctx context.Context, verb []string, id, bundle string, o CreateOptions) (int, error) {
 	pidFile := filepath.Join(bundle, "init.pid")
 	logFile := filepath.Join(bundle, "runtime.log")
-	args := []string{"--log", logFile, "--log-format", "json", "create", "--bundle", bundle, "--pid-file", pidFile}
+	args := append(append([]string{"--log", logFile, "--log-format", "json"}, verb...), "--bundle", bundle, "--pid-file", pidFile)
 	if o.ConsoleSocket != "" {
 		args = append(args, "--console-socket", o.ConsoleSocket)
 	}
@@ -128,13 +140,13 @@ func (r Runtime) Create(ctx context.Context, id, bundle string, o CreateOptions)
 	}
 	compose := composition(bundle)
 	if compose != "" && r.UserNS == nil && r.Helper == "" {
-		return 0, fmt.Errorf("%s create: the bundle has nested binds, which need agentbox-init as the runtime's helper (Runtime.Helper)", r.Name)
+		return 0, fmt.Errorf("%s %s: the bundle has nested binds, which need agentbox-init as the runtime's helper (Runtime.Helper)", r.Name, verb[0])
 	}
 	cmd := r.composing(ctx, len(o.ExtraFiles), compose, append(args, id)...)
 	setStdio(cmd, o.Stdio)
 	cmd.ExtraFiles = o.ExtraFiles
 	if err := r.execute(cmd); err != nil {
-		return 0, r.cmdError("create", err, logErrors(logFile))
+		return 0, r.cmdError(verb[0], err, logErrors(logFile))
 	}
 	return readPid(pidFile)
 }

@@ -35,8 +35,14 @@ type Session struct {
 	// Grace is how long a forwarded SIGTERM or SIGHUP may take before the
 	// sandbox is killed; zero means 10 seconds.
 	Grace time.Duration
+	// Held says that the sandbox's first process holds the command back
+	// until it is told to go (agentbox-init does, on its channel): then
+	// an engine that is a Runner creates and starts it in one call, and
+	// Start has nothing left to do.
+	Held bool
 
 	pid     int
+	started bool
 	term    *Terminal
 	streams *streams
 }
@@ -69,7 +75,7 @@ func (s *Session) Create(ctx context.Context) (int, error) {
 		}
 		s.streams, o.Stdio = st, st.sandbox
 	}
-	pid, err := s.Engine.Create(ctx, s.ID, s.Bundle, o)
+	pid, err := s.create(ctx, o)
 	if s.streams != nil {
 		s.streams.start() // the runtime passed its ends on, or failed
 	}
@@ -81,6 +87,16 @@ func (s *Session) Create(ctx context.Context) (int, error) {
 		return pid, s.attach(ctx, ptys)
 	}
 	return pid, nil
+}
+
+// create is the engine's Create, or its Run when the command is held.
+func (s *Session) create(ctx context.Context, o CreateOptions) (int, error) {
+	if r, ok := s.Engine.(Runner); ok && s.Held {
+		pid, err := r.Run(ctx, s.ID, s.Bundle, o)
+		s.started = err == nil
+		return pid, err
+	}
+	return s.Engine.Create(ctx, s.ID, s.Bundle, o)
 }
 
 type ptyResult struct {
@@ -108,8 +124,14 @@ func (s *Session) attach(ctx context.Context, ptys <-chan ptyResult) error {
 	}
 }
 
-// Start runs the sandbox's command.
-func (s *Session) Start(ctx context.Context) error { return s.Engine.Start(ctx, s.ID) }
+// Start runs the sandbox's command; for a held sandbox that Create
+// started already (see Held), there is nothing left to do.
+func (s *Session) Start(ctx context.Context) error {
+	if s.started {
+		return nil
+	}
+	return s.Engine.Start(ctx, s.ID)
+}
 
 // Wait waits for the sandbox's first process and returns its exit code.
 // Signals arriving on sigs are forwarded to it; interactive ones (SIGINT,

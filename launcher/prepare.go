@@ -291,6 +291,7 @@ func (p *prepared) create(ctx context.Context) error {
 		ConsoleSocket: p.runDir.File("console.sock"), Terminal: p.plan.Terminal,
 		In: in, Out: out, Err: errf, RawTerminal: cfg.RawTerminal,
 		ExtraFiles: []*os.File{p.initEnd},
+		Held:       true, // agentbox-init waits on its channel for the go
 	}
 	pid, err := p.sess.Create(ctx)
 	if err != nil {

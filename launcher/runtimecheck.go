@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/doctor"
+	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/engine/advisory"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/policy"
@@ -49,6 +50,11 @@ func (p *prepared) checkRuntime(ctx context.Context) error {
 	}
 	a := &p.advice
 	a.rt = inspectRuntimeCached(ctx, p.dirs.RunRoot, p.plan.Runtime.Name, p.plan.Runtime.Path, !p.dry)
+	if p.plan.Runtime.Name == "runsc" {
+		if err := engine.CheckRunsc(ctx, p.plan.Runtime.Path, a.rt.Version); err != nil {
+			return WithKind(KindHost, err)
+		}
+	}
 	a.mode = LaunchMode(p.plan)
 	a.findings = advisory.Judge(t, a.rt.Advisory(), doctor.ReadOS(doctor.Live()).Distro(), a.mode)
 	for _, f := range a.findings {

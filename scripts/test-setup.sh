@@ -7,12 +7,14 @@
 #   - the unprivileged user agentbox-test (with subordinate ids) that owns
 #     test workspaces and runs the rootless suite;
 #   - a running Docker engine and the locally built test images;
+#   - runsc (gVisor; Debian 12's cannot pass files, so agentbox refuses it
+#     and the tests assert that refusal);
 #   - Podman, rootful and rootless, configured for this host, with the same
 #     test image (scripts/podman-setup.sh);
 #   - the Codex CLI and Claude Code from the npm registry.
 set -euo pipefail
 
-packages=(runc crun libseccomp-dev gcc busybox-static docker.io docker-compose containerd
+packages=(runc crun runsc libseccomp-dev gcc busybox-static docker.io docker-compose containerd
 	uidmap acl iproute2 nftables apparmor util-linux procps file podman slirp4netns)
 test_user=agentbox-test
 

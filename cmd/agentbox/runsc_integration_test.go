@@ -1,0 +1,52 @@
+//go:build integration
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/internal/testutil"
+)
+
+// TestRunscRefusedWithItsReasonAsRoot runs `agentbox run --runtime runsc`
+// on the host's runsc. Debian 12's (0.0~20221219) cannot pass agentbox-init
+// its channel (no --preserve-fds), so agentbox refuses it before anything
+// is made: exit 4, the reason and the fix on stderr, no sandbox created, no
+// run directory left. A runsc that can pass files fails this test on
+// purpose: the gVisor-specific probe handling must then be written and
+// tested instead (issue 14).
+func TestRunscRefusedWithItsReasonAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	runsc := testutil.RequireBinary(t, "runsc", "runsc")
+	help, _ := exec.Command(runsc, "help", "run").CombinedOutput()
+	if engine.RunscPassesFiles(string(help)) {
+		t.Fatalf("%s lists --%s: agentbox no longer refuses it, so the gVisor self-test (Landlock's absence, gVisor's seccomp and /proc) must be handled and tested here", runsc, engine.RunscFdFlag)
+	}
+	uid, gid := testUser(t)
+	ws := workspaceOwnedBy(t, uid, gid)
+	env := isolatedEnv(t)
+	r := runIn(t, env, ws, "run", "--runtime", "runsc", "--", "true")
+	if r.code != 4 {
+		t.Fatalf("exit code %d, want 4 (the host cannot provide the boundary)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"runsc", "no --preserve-fds", "fd 3", "--runtime runc"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	state := envValue(env, "AGENTBOX_RUN_ROOT")
+	if state == "" {
+		t.Fatal("isolatedEnv sets no AGENTBOX_RUN_ROOT")
+	}
+	for _, dir := range []string{filepath.Join(state, "runs"), filepath.Join(state, "runtime", "runsc")} {
+		entries, err := os.ReadDir(dir)
+		if err == nil && len(entries) > 0 {
+			t.Errorf("%s holds %d entries after a refused launch", dir, len(entries))
+		}
+	}
+}

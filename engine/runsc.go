@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// RunscFdFlag is the flag of `runsc run` that passes extra files to the
+// sandbox's first process, as runc's and crun's --preserve-fds does.
+const RunscFdFlag = "preserve-fds"
+
+// RunscPassesFiles reports whether the text of `runsc help run` offers
+// RunscFdFlag. Debian 12's runsc (0.0~20221219) does not: its run and
+// create take stdio and a console socket only.
+func RunscPassesFiles(helpRun string) bool {
+	for _, f := range strings.Fields(helpRun) {
+		name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if strings.HasPrefix(f, "-") && name == RunscFdFlag {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckRunsc refuses a runsc at path that cannot pass agentbox-init its
+// channel to the launcher (fd 3): without it init gets no configuration,
+// runs no probe and never starts the agent, so the sandbox cannot be
+// verified. version is the runtime's own (for the message).
+func CheckRunsc(ctx context.Context, path, version string) error {
+	out, _ := exec.CommandContext(ctx, path, "help", "run").CombinedOutput() // runsc exits 0 or 2 after printing help
+	if RunscPassesFiles(string(out)) {
+		return nil
+	}
+	return RunscRefusal(path, version)
+}
+
+// RunscRefusal is the error for a runsc without RunscFdFlag.
+func RunscRefusal(path, version string) error {
+	if version == "" {
+		version = "(version unknown)"
+	}
+	return fmt.Errorf("runsc %s at %s cannot run an agentbox sandbox: its `run` has no --%s, so agentbox-init cannot get its channel to the launcher as fd 3 "+
+		"(init takes its configuration, reports the self-test's probes and is told to start the agent over it). "+
+		"gVisor itself works on this host; agentbox refuses it rather than run an unverified sandbox. "+
+		"Use --runtime runc or --runtime crun, or a gVisor release whose `runsc help run` lists --%s", version, path, RunscFdFlag, RunscFdFlag)
+}
