@@ -36,9 +36,25 @@ func TestFenceProbes(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		// This thread enters the new namespace and is never unlocked, so
-		// that it ends with the goroutine instead of rejoining the pool.
+		// This thread enters the new namespace and returns to the test's
+		// own before it is unlocked. Ending the goroutine locked is not
+		// enough: on the process's main thread Go keeps the thread, and
+		// /proc/self/net, which is the main thread's, would show the test
+		// namespace to every later test of the package.
 		runtime.LockOSThread()
+		orig, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			t.Errorf("open this thread's network namespace: %v", err)
+			return
+		}
+		defer func() {
+			if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
+				t.Errorf("return to the test's network namespace: %v", err)
+			} else {
+				runtime.UnlockOSThread()
+			}
+			orig.Close()
+		}()
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			t.Errorf("unshare: %v", err)
 			return

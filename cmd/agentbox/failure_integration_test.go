@@ -66,16 +66,13 @@ func TestLauncherKilledAtEachStepIsCleaned(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait()
-			// Left behind: always the run directory and the runtime's
-			// state; the processes only after create, when the runtime's
-			// own init still waits to execute agentbox-init. Once
-			// agentbox-init runs, it sees its channel to the launcher close
-			// and ends the sandbox.
+			// Left behind: the run directory, the runtime's state and the
+			// run's cgroup. The processes end by themselves: create starts
+			// agentbox-init in the same runtime call (it holds the agent on
+			// its channel), and init ends the sandbox when it sees the
+			// channel to the launcher close.
 			if _, err := os.Stat(filepath.Join(meta.Runtime.Root, meta.RunID)); err != nil {
 				t.Fatalf("no runtime state left after a kill at %q; the test proves nothing: %v", at, err)
-			}
-			if at == "create" && (meta.PidNS == 0 || len(engine.PidsInNamespace(meta.PidNS)) == 0) {
-				t.Fatalf("no sandbox process was left after a kill at %q; the test proves nothing", at)
 			}
 			canaries := meta.Canaries
 			r := runIn(t, env, ws, "gc", "--json")

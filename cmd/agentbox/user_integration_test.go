@@ -166,7 +166,7 @@ func TestIsolationUserAsRoot(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(ws, "written-by-agent")); err != nil || string(data) != "written\n" {
 		t.Errorf("the agent's file in the workspace: %q, %v", data, err)
 	}
-	checkNoUserResidue(t, u, ws)
+	checkNoUserResidue(t, u, ws, lastRecord(t, env).RunID)
 }
 
 func TestIsolationUserGCAfterSIGKILLAsRoot(t *testing.T) {
@@ -200,12 +200,14 @@ func TestIsolationUserGCAfterSIGKILLAsRoot(t *testing.T) {
 	if out, err := gc.CombinedOutput(); err != nil {
 		t.Fatalf("agentbox gc: %v\n%s", err, out)
 	}
-	checkNoUserResidue(t, u, ws)
+	checkNoUserResidue(t, u, ws, lastRecord(t, env).RunID)
 }
 
 // checkNoUserResidue: no process of the account, no fence table of
-// agentbox's, no ACL on the workspace, no cgroup of a run.
-func checkNoUserResidue(t *testing.T, u *user.User, ws string) {
+// agentbox's, no ACL on the workspace, no cgroup of the run (other
+// packages' tests run sandboxes of their own meanwhile, each in a cgroup
+// of its run id).
+func checkNoUserResidue(t *testing.T, u *user.User, ws, runID string) {
 	t.Helper()
 	// Zombies are dead, awaiting a parent that reaps them (the launcher,
 	// their subreaper, was killed): only live processes count.
@@ -228,12 +230,17 @@ func checkNoUserResidue(t *testing.T, u *user.User, ws string) {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	for _, root := range []string{"/sys/fs/cgroup/agentbox", "/sys/fs/cgroup/unified/agentbox"} {
-		entries, _ := os.ReadDir(root)
-		for _, e := range entries {
-			if e.IsDir() {
-				t.Errorf("a run's cgroup remains: %s", filepath.Join(root, e.Name()))
-			}
+	if runID == "" {
+		t.Fatal("no run id in the ledger to look for the run's cgroups")
+	}
+	for _, h := range []string{"", "unified", "memory", "pids", "cpu,cpuacct"} {
+		if p := filepath.Join("/sys/fs/cgroup", h, "agentbox", runID); exists(p) {
+			t.Errorf("the run's cgroup remains: %s", p)
 		}
 	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
