@@ -138,6 +138,15 @@ func waitGone(ctx context.Context, ns uint64, init int, timeout time.Duration) [
 // nothing but its pid until whoever adopted it reaps it (after a killed
 // launcher that may be a subreaper that never does).
 func PidsInNamespace(ns uint64) []int {
+	return LivePids(func(pid int) bool {
+		ino, err := NamespaceInode(pid, "pid")
+		return err == nil && ino == ns
+	})
+}
+
+// LivePids lists the host pids, zombies left out, for which keep is true:
+// the one walk of /proc of every engine's teardown proof.
+func LivePids(keep func(pid int) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -148,7 +157,7 @@ func PidsInNamespace(ns uint64) []int {
 		if err != nil {
 			continue
 		}
-		if ino, err := NamespaceInode(pid, "pid"); err == nil && ino == ns && !zombie(pid) {
+		if keep(pid) && !zombie(pid) {
 			out = append(out, pid)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -145,27 +146,13 @@ func killCgroup(dir string) {
 	}
 }
 
-// accountPids are the processes whose real, effective or saved uid is uid.
+// accountPids are the live processes whose real, effective or saved uid
+// is uid.
 func accountPids(uid uint32) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		if err != nil {
-			continue
-		}
-		if hasUID(string(b), uid) && !strings.Contains(string(b), "State:\tZ") {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return engine.LivePids(func(pid int) bool {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+		return err == nil && hasUID(string(b), uid)
+	})
 }
 
 // hasUID reads the Uid: line of /proc/PID/status.
