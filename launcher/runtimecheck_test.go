@@ -39,7 +39,7 @@ func TestLaunchMode(t *testing.T) {
 // directory others can write, such as /tmp.
 func fakeRuntime(t *testing.T, v string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp(".", ".fake-runtime-")
+	dir, err := os.MkdirTemp(trustedParent(t), ".fake-runtime-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +55,33 @@ func fakeRuntime(t *testing.T, v string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// trustedParent is a directory for a runtime agentbox will execute: none
+// of it or its parents may be writable by group or others (policy's
+// trustedBinary). The package directory, unless the checkout lies below
+// one such (a clone under /tmp); then, as root, /run.
+func trustedParent(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o022 != 0 {
+			if os.Geteuid() != 0 {
+				t.Fatalf("%s is writable by group or others, and only root can use /run instead: check the tests out in a directory only you can write", p)
+			}
+			return "/run"
+		}
+		if p == "/" {
+			return dir
+		}
+	}
 }
 
 // On the fake engine, with a runc binary that no package owns: 1.1.11
