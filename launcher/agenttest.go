@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -167,7 +168,17 @@ func plantSSHCanary(token string) (path, content string, remove func(), err erro
 			os.Remove(dir)
 		}
 	}
-	return path, content, remove, os.WriteFile(path, []byte(content), 0o600)
+	// A new file only, never through a link: the run writes into the
+	// user's real ~/.ssh.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return "", "", remove, fmt.Errorf("the ~/.ssh canary: %w", err)
+	}
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return path, content, remove, err
 }
 
 // serve starts the scripted model on this process's loopback and routes
