@@ -102,7 +102,7 @@ var layers = map[string]layer{
 	// Renderers translate a plan; they never run anything.
 	"spec":    {may: []string{"policy"}},
 	"compose": {may: []string{"agents", "apparmor", "netpolicy", "policy", "seccomp/profiles"}},
-	"kube":    {may: []string{"agents", "netpolicy", "policy"}},
+	"kube":    {may: []string{"agents", "apparmor", "netpolicy", "policy", "seccomp/profiles"}},
 	// The audit reads rendered specs and running containers' configs.
 	"audit":         {may: []string{"account", "agents", "apparmor", "policy", "seccomp", "seccomp/profiles", "spec"}},
 	"compose/check": {may: []string{"audit", "compose", "netpolicy", "policy"}},

@@ -36,6 +36,11 @@ type KubeOptions struct {
 	// the input restricts is network-policy-not-applied, unknown when the
 	// input holds no NetworkPolicy at all.
 	PoliciesElsewhere bool
+	// SeccompRoot is a directory standing for the nodes' kubelet seccomp
+	// root (/var/lib/kubelet/seccomp): a pod's Localhost seccomp profile
+	// is read from it and compared with agentbox's. "" leaves a Localhost
+	// profile that no SeccompProfile of the input provides uncompared.
+	SeccompRoot string
 }
 
 // kubeDoc is one YAML document of a manifest, with where it is written.
@@ -61,6 +66,9 @@ type kubeInput struct {
 	policies []kubePolicy
 	// serviceAccounts maps namespace/name to automountServiceAccountToken.
 	serviceAccounts map[string]*bool
+	// seccompProfiles are the operator SeccompProfiles of the input, by
+	// the Localhost path the operator installs each at.
+	seccompProfiles map[string]kubeProfile
 }
 
 // kubePolicy is a NetworkPolicy of the input, or the managed policy of an
@@ -392,6 +400,11 @@ func (in *kubeInput) add(d *kubeDoc) error {
 			return err
 		}
 		in.serviceAccounts[ns+"/"+sa.Name] = sa.AutomountServiceAccountToken
+		return nil
+	case "SeccompProfile":
+		if strings.HasPrefix(d.head.APIVersion, spoGroup) {
+			return in.addSeccompProfile(d)
+		}
 		return nil
 	}
 	base, ok := podTemplatePaths[d.head.Kind]

@@ -6,6 +6,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // kubeCtx is one container of one pod template being normalised.
@@ -15,6 +17,8 @@ type kubeCtx struct {
 	ctr   *corev1.Container
 	node  *yaml.Node // the container's mapping
 	pnode *yaml.Node // the pod spec's mapping
+	in    *kubeInput
+	ko    KubeOptions
 }
 
 // containers normalises every init and regular container of a pod
@@ -30,7 +34,7 @@ func (in *kubeInput) containers(p *kubePod, ko KubeOptions) []Container {
 	}{{"initContainers", p.spec.InitContainers}, {"containers", p.spec.Containers}} {
 		items := resolveAlias(lookupValue(p.doc.at(p.specPath), list.key))
 		for i := range list.ctrs {
-			k := kubeCtx{pod: p, spec: &p.spec, ctr: &list.ctrs[i], pnode: p.doc.at(p.specPath)}
+			k := kubeCtx{pod: p, spec: &p.spec, ctr: &list.ctrs[i], pnode: p.doc.at(p.specPath), in: in, ko: ko}
 			if items != nil && i < len(items.Content) {
 				k.node = resolveAlias(items.Content[i])
 			}
@@ -111,6 +115,9 @@ func (k *kubeCtx) security(c *Container) {
 	c.ReadOnlyRoot = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
 	c.User = kubeUser(first(sc.RunAsUser, psc.RunAsUser), first(sc.RunAsGroup, psc.RunAsGroup), firstBool(sc.RunAsNonRoot, psc.RunAsNonRoot))
 	c.Seccomp = kubeSeccomp(sc.SeccompProfile, psc.SeccompProfile)
+	if lp, ok := strings.CutPrefix(c.Seccomp.Profile, "Localhost "); ok && c.Seccomp.Mode == "custom" {
+		k.in.localhostSeccomp(&c.Seccomp, lp, c.CapAdd, k.ko)
+	}
 	c.AppArmor = kubeAppArmor(sc.AppArmorProfile, psc.AppArmorProfile, k.pod.meta.Annotations["container.apparmor.security.beta.kubernetes.io/"+k.ctr.Name])
 	if o := sc.SELinuxOptions; o != nil && o.Type != "" {
 		c.SELinux = []string{"type:" + o.Type}
@@ -237,6 +244,11 @@ func (k *kubeCtx) mounts() []Mount {
 		m.Location = Location{File: k.pod.doc.file, Line: k.line(item(mnodes, i))}
 		if vi, ok := vols[vm.Name]; ok {
 			kubeVolume(&m, k.spec.Volumes[vi])
+			if v := k.spec.Volumes[vi]; v.PersistentVolumeClaim != nil && k.pod.meta.Annotations[policy.WorkspaceLabel] == v.Name {
+				// The declared workspace: it is the one writable volume
+				// meant to outlive the pod.
+				m.Type, m.Source = "workspace", "PersistentVolumeClaim "+v.PersistentVolumeClaim.ClaimName
+			}
 			if hp := lookupValue(lookupValue(item(vnodes, vi), "hostPath"), "path"); hp != nil {
 				m.Line = hp.Line
 			}

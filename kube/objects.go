@@ -89,7 +89,17 @@ func (r *renderer) agentPod() error {
 	c.Resources = corev1.ResourceRequirements{Limits: limits, Requests: limits}
 	r.mounts(&spec, &c)
 	spec.Containers = []corev1.Container{c}
+	spec.SecurityContext.SeccompProfile, spec.SecurityContext.AppArmorProfile = r.seccomp, r.appArmor
+	if r.o.Profiles != ProfilesRuntime {
+		// The seccomp profile is one architecture's.
+		spec.NodeSelector = map[string]string{"kubernetes.io/arch": r.o.Arch}
+	}
 	m := r.meta(AgentName, agentComponent)
+	if r.workspaceVolume() != nil {
+		// The workspace outlives the pod: it is declared, so that the
+		// audit knows which writable volume is the workspace.
+		m.Annotations = map[string]string{policy.WorkspaceLabel: workspaceVolume}
+	}
 	if r.o.Format == FormatAgentSandbox {
 		r.agentSandbox(m, spec)
 		return nil
@@ -103,7 +113,7 @@ func (r *renderer) agentPod() error {
 	spec.Containers[0].Stdin, spec.Containers[0].TTY = false, false
 	r.add(&batchv1.Job{TypeMeta: typeMeta("batch/v1", "Job"), ObjectMeta: m, Spec: batchv1.JobSpec{
 		BackoffLimit: ptr(int32(0)), Completions: ptr(int32(1)), Parallelism: ptr(int32(1)),
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: m.Labels}, Spec: spec},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: m.Labels, Annotations: m.Annotations}, Spec: spec},
 	}})
 	return nil
 }
@@ -133,12 +143,15 @@ func (r *renderer) mounts(spec *corev1.PodSpec, c *corev1.Container) {
 		switch m.Kind {
 		case policy.KindWorkspace:
 			src.EmptyDir = &corev1.EmptyDirVolumeSource{}
+			if pvc := r.workspaceVolume(); pvc != nil {
+				src = corev1.VolumeSource{PersistentVolumeClaim: pvc}
+			}
 		case policy.KindTmpfs:
 			src.EmptyDir = &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: tmpfsSize(m.Options)}
 		default:
 			continue
 		}
-		name := "workspace"
+		name := workspaceVolume
 		if m.Kind == policy.KindTmpfs {
 			n++
 			name = "tmpfs-" + strconv.Itoa(n)
@@ -400,9 +413,37 @@ func (r *renderer) manifest() error {
 		buf.Write(b)
 	}
 	r.out.Manifest = buf.Bytes()
-	r.out.Residuals = append(r.out.Residuals, policy.Residual{
-		Code:   "seccomp-runtime-default",
-		Reason: "the pods run under the node runtime's default seccomp profile, not agentbox's own, which would have to be installed on every node (seccompProfile type Localhost)",
-	})
+	return nil
+}
+
+// workspaceVolume names the workspace's volume in the agent pod.
+const workspaceVolume = "workspace"
+
+// workspaceVolume is the workspace's claim, or nil for an emptyDir.
+func (r *renderer) workspaceVolume() *corev1.PersistentVolumeClaimVolumeSource {
+	switch {
+	case r.o.WorkspaceClaim != "":
+		return &corev1.PersistentVolumeClaimVolumeSource{ClaimName: r.o.WorkspaceClaim}
+	case r.o.WorkspaceSize != "":
+		return &corev1.PersistentVolumeClaimVolumeSource{ClaimName: WorkspaceClaimName}
+	}
+	return nil
+}
+
+// workspaceClaim renders the workspace's PersistentVolumeClaim when
+// Options.WorkspaceSize asks for one: one node's read-write volume of the
+// cluster's default storage class.
+func (r *renderer) workspaceClaim() error {
+	if r.o.WorkspaceSize == "" {
+		if r.o.WorkspaceClaim != "" {
+			r.out.Notes = append(r.out.Notes, fmt.Sprintf("the workspace is the PersistentVolumeClaim %s, which must exist in namespace %s (the pod waits for it)", r.o.WorkspaceClaim, r.o.Namespace))
+		}
+		return nil
+	}
+	size := resource.MustParse(r.o.WorkspaceSize) // validated
+	r.add(&corev1.PersistentVolumeClaim{TypeMeta: typeMeta("v1", "PersistentVolumeClaim"), ObjectMeta: r.meta(WorkspaceClaimName, agentComponent), Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+	}})
 	return nil
 }

@@ -54,10 +54,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/agentbox/agentbox/agents"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/seccomp/profiles"
 )
 
 // Names used in the rendered objects.
@@ -117,7 +119,23 @@ type Options struct {
 	Job bool
 	// Format is FormatManifests ("" too) or FormatAgentSandbox.
 	Format string
+	// Profiles is ProfilesRuntime ("" too), ProfilesFiles or ProfilesSPO;
+	// InstallerImage is the profile installer's image (ProfilesFiles).
+	Profiles       string
+	InstallerImage string
+	// Arch is the nodes' architecture (amd64 or arm64, "" for
+	// DefaultArch): agentbox's seccomp profile names one, so with
+	// ProfilesFiles or ProfilesSPO the agent pod is scheduled on it.
+	Arch string
+	// WorkspaceClaim mounts an existing PersistentVolumeClaim as the
+	// workspace; WorkspaceSize renders one (WorkspaceClaimName) of that
+	// size. Neither: an emptyDir.
+	WorkspaceClaim, WorkspaceSize string
 }
+
+// WorkspaceClaimName is the PersistentVolumeClaim Options.WorkspaceSize
+// renders.
+const WorkspaceClaimName = "agentbox-workspace"
 
 // DefaultCPU is the agent's CPU limit when Options leaves it empty: the
 // plan has a CPU weight, a share, which no pod field expresses.
@@ -146,6 +164,15 @@ type Output struct {
 	Notes []string
 	// Routes are the model routes whose real key the gateway reads.
 	Routes []string
+	// Files are written beside Manifest, by path relative to it: the
+	// profiles of ProfilesFiles.
+	Files map[string][]byte
+	// SeccompRoot is the directory of Files that stands for the nodes'
+	// kubelet seccomp root, where the audit finds the agent's Localhost
+	// profile ("" when there is none).
+	SeccompRoot string
+	// Installer is the profile installer's accepted findings (ProfilesFiles).
+	Installer *Installer
 }
 
 // InputError is input Render cannot use: the field and the fix.
@@ -179,6 +206,8 @@ func Render(plan *policy.Plan, o Options) (*Output, error) {
 		{"service account", r.serviceAccount},
 		{"gateway", r.gateway},
 		{"network policies", r.networkPolicies},
+		{"profiles", r.profiles},
+		{"workspace", r.workspaceClaim},
 		{"agent pod", r.agentPod},
 		{"manifest", r.manifest},
 	}
@@ -195,6 +224,9 @@ type renderer struct {
 	o      Options
 	out    *Output
 	launch agents.Launch
+	// seccomp and appArmor are the agent pod's profiles (profiles).
+	seccomp  *corev1.SeccompProfile
+	appArmor *corev1.AppArmorProfile
 }
 
 func validate(plan *policy.Plan, o *Options) error {
@@ -229,6 +261,12 @@ func validate(plan *policy.Plan, o *Options) error {
 	case o.Format == FormatAgentSandbox && o.Job:
 		return &InputError{Field: "--job", Msg: "a Sandbox is not a Job", Fix: "drop --job, or use --format manifests"}
 	}
+	if err := validateProfiles(o); err != nil {
+		return err
+	}
+	if err := validateWorkspace(o); err != nil {
+		return err
+	}
 	if _, err := netip.ParseAddr(o.GatewayIP); err != nil {
 		return &InputError{Field: "--gateway-ip", Msg: fmt.Sprintf("%q is not an IP address", o.GatewayIP), Fix: ipFix}
 	}
@@ -238,6 +276,44 @@ func validate(plan *policy.Plan, o *Options) error {
 	for _, m := range plan.Mounts {
 		if m.Kind == policy.KindExtra {
 			return &InputError{Field: "binds", Msg: fmt.Sprintf("the host bind %s cannot reach a pod: a hostPath volume is what Pod Security restricted forbids", m.Source), Fix: "drop it from binds; put what the agent needs into its image"}
+		}
+	}
+	return nil
+}
+
+func validateProfiles(o *Options) error {
+	if o.Profiles == "" {
+		o.Profiles = ProfilesRuntime
+	}
+	if o.Arch == "" {
+		o.Arch = DefaultArch
+	}
+	switch {
+	case o.Profiles != ProfilesRuntime && o.Profiles != ProfilesFiles && o.Profiles != ProfilesSPO:
+		return &InputError{Field: "--profiles", Msg: fmt.Sprintf("unknown profiles mode %q", o.Profiles), Fix: "use runtime, files or spo"}
+	case o.Profiles == ProfilesFiles && strings.TrimSpace(o.InstallerImage) == "":
+		return &InputError{Field: "--installer-image", Msg: "--profiles files installs the profiles with a DaemonSet, and no image was given for it", Fix: "pass --installer-image IMAGE, an image with /bin/sh, cp, mv, sleep and apparmor_parser (Debian's apparmor package)"}
+	case o.Profiles != ProfilesFiles && o.InstallerImage != "":
+		return &InputError{Field: "--installer-image", Msg: "only --profiles files has an installer", Fix: "drop --installer-image, or use --profiles files"}
+	}
+	if _, err := profiles.ArchForGOARCH(o.Arch); err != nil {
+		return &InputError{Field: "--arch", Msg: err.Error(), Fix: "use amd64 or arm64"}
+	}
+	return nil
+}
+
+func validateWorkspace(o *Options) error {
+	switch {
+	case o.WorkspaceClaim != "" && o.WorkspaceSize != "":
+		return &InputError{Field: "--workspace-claim", Msg: "--workspace-claim and --workspace-size both name the workspace", Fix: "use an existing claim, or have one rendered, not both"}
+	case o.WorkspaceClaim != "":
+		if errs := validation.IsDNS1123Subdomain(o.WorkspaceClaim); len(errs) > 0 {
+			return &InputError{Field: "--workspace-claim", Msg: fmt.Sprintf("%q is not a PersistentVolumeClaim name: %s", o.WorkspaceClaim, strings.Join(errs, "; "))}
+		}
+	case o.WorkspaceSize != "":
+		q, err := resource.ParseQuantity(o.WorkspaceSize)
+		if err != nil || q.Sign() <= 0 {
+			return &InputError{Field: "--workspace-size", Msg: fmt.Sprintf("%q is not a positive size", o.WorkspaceSize), Fix: "write it as 10Gi"}
 		}
 	}
 	return nil

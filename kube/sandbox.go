@@ -99,7 +99,7 @@ func deepCopy[T any](v *T) *T {
 // rendering, so a Sandbox's pod is gateway-only even where no template's
 // policy selects it.
 func (r *renderer) agentSandbox(m metav1.ObjectMeta, spec corev1.PodSpec) {
-	tmpl := SandboxPodTemplate{Metadata: SandboxPodMetadata{Labels: m.Labels}, Spec: spec}
+	tmpl := SandboxPodTemplate{Metadata: SandboxPodMetadata{Labels: m.Labels, Annotations: m.Annotations}, Spec: spec}
 	r.add(&SandboxTemplate{TypeMeta: typeMeta(sandboxTemplateAPIVersion, "SandboxTemplate"), ObjectMeta: m, Spec: SandboxTemplateSpec{
 		PodTemplate:             tmpl,
 		NetworkPolicyManagement: "Managed",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -42,6 +43,10 @@ type KubeConfig struct {
 	// Format is kube.Options.Format.
 	Job    bool
 	Format string
+	// Profiles, InstallerImage, Arch, WorkspaceClaim and WorkspaceSize are
+	// kube.Options'.
+	Profiles, InstallerImage, Arch string
+	WorkspaceClaim, WorkspaceSize  string
 	// Extra are positional arguments the command line had, which are an
 	// error (a command goes after --).
 	Extra []string
@@ -81,13 +86,13 @@ func Kube(ctx context.Context, cfg KubeConfig) (KubeResult, error) {
 		return res, fmt.Errorf("write the manifests: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(filepath.Join(tmp, kube.ManifestFile), out.Manifest, 0o600); err != nil {
+	if err := writeKubeFiles(tmp, out); err != nil {
 		return res, fmt.Errorf("write the manifests: %w", err)
 	}
 	if res.Report, err = auditKube(ctx, tmp, plan, out); err != nil {
 		return res, err
 	}
-	if n := kubeFailures(res.Report); n > 0 {
+	if n := kubeFailures(res.Report, out); n > 0 {
 		res.LedgerErr = cfg.record(start, res, ExitRefused, fmt.Sprintf("refused: %d finding(s) failing; nothing written", n))
 		return res, WithKind(KindRefused, fmt.Errorf("the rendered manifests fail their own audit (%d finding(s)); nothing was written", n))
 	}
@@ -101,7 +106,10 @@ func Kube(ctx context.Context, cfg KubeConfig) (KubeResult, error) {
 // kubeInputs resolves the plan for a pod (the image is the root) and
 // gathers the renderer's options.
 func kubeInputs(cfg *KubeConfig) (*policy.Plan, kube.Options, error) {
-	o := kube.Options{Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command, Job: cfg.Job, Format: cfg.Format}
+	o := kube.Options{
+		Image: cfg.Image, Namespace: cfg.Namespace, GatewayImage: cfg.GatewayImage, GatewayIP: cfg.GatewayIP, Command: cfg.Command, Job: cfg.Job, Format: cfg.Format,
+		Profiles: cfg.Profiles, InstallerImage: cfg.InstallerImage, Arch: cfg.Arch, WorkspaceClaim: cfg.WorkspaceClaim, WorkspaceSize: cfg.WorkspaceSize,
+	}
 	if err := cfg.defaults(); err != nil {
 		return nil, o, err
 	}
@@ -171,28 +179,85 @@ func kubeOutDir(cfg KubeConfig) string {
 	return filepath.Clean(out)
 }
 
+// writeKubeFiles writes the manifest and the rendering's other files
+// (the profiles) into the fresh directory dir, each created exclusively.
+func writeKubeFiles(dir string, out *kube.Output) error {
+	files := map[string][]byte{kube.ManifestFile: out.Manifest}
+	for name, b := range out.Files {
+		files[name] = b
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // auditKube audits the written rendering as `agentbox audit` would, with
-// the plan's acceptances and the rendering's declared residuals.
+// the plan's acceptances and the rendering's declared residuals; the
+// agent's Localhost seccomp profile is read from the written files. The
+// profile installer's containers are audited with its own acceptances,
+// which cover nothing else.
 func auditKube(ctx context.Context, dir string, plan *policy.Plan, out *kube.Output) (audit.Report, error) {
-	cs, err := audit.Load(ctx, []string{dir}, audit.LoadOptions{Kind: audit.KindKube})
+	ko := audit.KubeOptions{}
+	if out.SeccompRoot != "" {
+		ko.SeccompRoot = filepath.Join(dir, filepath.FromSlash(out.SeccompRoot))
+	}
+	cs, err := audit.Load(ctx, []string{dir}, audit.LoadOptions{Kind: audit.KindKube, Kube: ko})
 	if err != nil {
 		return audit.Report{}, fmt.Errorf("audit the rendered manifests: %w", err)
 	}
 	accept := append(append([]policy.Acceptance(nil), plan.Accepted...), out.Accept...)
-	return audit.Audit(cs, audit.Options{Accept: accept}), nil
+	var own, installer []audit.Container
+	for _, c := range cs {
+		if isInstaller(out, c.Name) {
+			installer = append(installer, c)
+		} else {
+			own = append(own, c)
+		}
+	}
+	r := audit.Audit(own, audit.Options{Accept: accept})
+	if len(installer) > 0 {
+		ir := audit.Audit(installer, audit.Options{Accept: append(accept, out.Installer.Accept...)})
+		r.Containers = append(r.Containers, ir.Containers...)
+	}
+	return r, nil
+}
+
+// isInstaller reports whether the audit's container name is one of the
+// profile installer's (Kind/name/container).
+func isInstaller(out *kube.Output, name string) bool {
+	return out.Installer != nil && strings.HasPrefix(name, out.Installer.Workload+"/")
 }
 
 // kubeFailures counts the failing findings and the pods Pod Security
-// restricted forbids.
-func kubeFailures(r audit.Report) int {
+// restricted forbids, but for the profile installer's, which runs in a
+// namespace of its own (kube.Installer.PodSecurity says why).
+func kubeFailures(r audit.Report, out *kube.Output) int {
 	n := len(r.Unaccepted())
 	for _, c := range r.Containers {
-		if ps := c.Model.PodSecurity; ps == nil || !ps.Allowed {
+		if ps := c.Model.PodSecurity; (ps == nil || !ps.Allowed) && !isInstaller(out, c.Name) {
 			n++
 		}
 	}
 	return n
 }
+
+// kubeWritten are the names agentbox kube writes at the top of --out.
+var kubeWritten = map[string]bool{kube.ManifestFile: true, kube.SeccompFilesDir: true, kube.AppArmorFilesDir: true}
 
 // replaceDir renames the finished directory tmp into place at dst. An
 // existing dst is replaced only when it holds nothing but an earlier
@@ -206,7 +271,7 @@ func replaceDir(tmp, dst string) error {
 		return fmt.Errorf("--out %s: %w", dst, err)
 	}
 	for _, e := range ents {
-		if e.Name() != kube.ManifestFile {
+		if !kubeWritten[e.Name()] {
 			return WithKind(KindUsage, fmt.Errorf("--out %s holds %s, which agentbox kube did not write; choose another --out or empty it", dst, e.Name()))
 		}
 	}
@@ -255,8 +320,18 @@ func WriteKubeSummary(w io.Writer, res KubeResult, refused bool) error {
 			fmt.Fprintf(&b, "pod security %s: %s\n", c.Name, ps)
 		}
 	}
-	for _, f := range res.Report.Accepted() {
-		fmt.Fprintf(&b, "accepted %s %s: %s\n", f.Code, f.Subject, f.AcceptedReason)
+	for _, c := range res.Report.Containers {
+		for _, f := range c.Findings {
+			if f.Accepted {
+				fmt.Fprintf(&b, "accepted %s %s (%s): %s\n", f.Code, f.Subject, c.Name, f.AcceptedReason)
+			}
+		}
+	}
+	if in := res.Output.Installer; in != nil {
+		fmt.Fprintf(&b, "accepted pod security %s: %s\n", in.Workload, in.PodSecurity)
+	}
+	for _, name := range sortedKeys(res.Output.Files) {
+		fmt.Fprintf(&b, "wrote %s\n", filepath.Join(res.OutDir, filepath.FromSlash(name)))
 	}
 	for _, r := range res.Output.Residuals {
 		fmt.Fprintf(&b, "residual %s: %s\n", r.Code, r.Reason)
@@ -272,7 +347,7 @@ func WriteKubeSummary(w io.Writer, res KubeResult, refused bool) error {
 // KubeSummary and KubeSynopsis are agentbox kube's help lines.
 const (
 	KubeSummary  = "write Kubernetes manifests: a restricted namespace, the agent pod, the gateway, network policies"
-	KubeSynopsis = "[--agent codex|claude] --image IMAGE --gateway-image IMAGE --gateway-ip IP [--namespace NS] [--job | --format agent-sandbox] [--out DIR] [flags] [-- CMD [ARG...]]"
+	KubeSynopsis = "[--agent codex|claude] --image IMAGE --gateway-image IMAGE --gateway-ip IP [--namespace NS] [--job | --format agent-sandbox] [--profiles runtime|files|spo] [--workspace-claim PVC | --workspace-size SIZE] [--out DIR] [flags] [-- CMD [ARG...]]"
 )
 
 // Flags registers agentbox kube's own flags with stringVar and boolVar (a
@@ -284,6 +359,11 @@ func (cfg *KubeConfig) Flags(stringVar func(p *string, name, value, usage string
 	stringVar(&cfg.GatewayIP, "gateway-ip", "", "a free ClusterIP of the service range, where the agent (which has no DNS) reaches the gateway (required)")
 	stringVar(&cfg.Namespace, "namespace", "", "namespace to create and run in (default agentbox)")
 	stringVar(&cfg.OutDir, "out", "", "output directory (default: ./agentbox-kube)")
+	stringVar(&cfg.Profiles, "profiles", kube.ProfilesRuntime, "the agent's seccomp and AppArmor profiles: runtime (the node runtime's defaults), files (agentbox's, written beside the manifest and installed on the nodes by a DaemonSet in "+kube.SystemNamespace+") or spo (agentbox's seccomp profile as a Security Profiles Operator SeccompProfile)")
+	stringVar(&cfg.InstallerImage, "installer-image", "", "--profiles files: the installer DaemonSet's image, with /bin/sh, cp, mv, sleep and apparmor_parser")
+	stringVar(&cfg.Arch, "arch", kube.DefaultArch, "--profiles files|spo: the nodes' architecture (amd64 or arm64), whose seccomp profile the agent uses")
+	stringVar(&cfg.WorkspaceClaim, "workspace-claim", "", "mount this existing PersistentVolumeClaim as the workspace (default: an emptyDir)")
+	stringVar(&cfg.WorkspaceSize, "workspace-size", "", "render a PersistentVolumeClaim "+kube.WorkspaceClaimName+" of this size (e.g. 10Gi) as the workspace")
 	stringVar(&cfg.Format, "format", kube.FormatManifests, "manifests (the agent as a Pod or Job) or agent-sandbox (a SandboxTemplate with a gateway-only managed network policy, and a Sandbox)")
 	boolVar(&cfg.Job, "job", false, "render the agent as a Job (one pod, never retried) instead of a Pod")
 }
@@ -306,4 +386,13 @@ func KubeMain(ctx context.Context, cfg KubeConfig, out, errw io.Writer) error {
 		fmt.Fprintf(errw, "agentbox kube: warning: ledger: %v\n", res.LedgerErr)
 	}
 	return WriteKubeSummary(out, res, false)
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
