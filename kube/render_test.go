@@ -71,6 +71,14 @@ func renderings(t *testing.T) map[string]*kube.Output {
 		"manifests":     func(*kube.Options) {},
 		"job":           func(o *kube.Options) { o.Job = true },
 		"agent-sandbox": func(o *kube.Options) { o.Format = kube.FormatAgentSandbox },
+		"files": func(o *kube.Options) {
+			o.Profiles, o.InstallerImage, o.WorkspaceSize = kube.ProfilesFiles, "example.org/installer:1", "10Gi"
+		},
+		"spo":               func(o *kube.Options) { o.Profiles, o.Arch, o.WorkspaceClaim = kube.ProfilesSPO, "arm64", "team-workspace" },
+		"agent-sandbox-spo": func(o *kube.Options) { o.Format, o.Profiles, o.WorkspaceSize = kube.FormatAgentSandbox, kube.ProfilesSPO, "5Gi" },
+		"job-files": func(o *kube.Options) {
+			o.Job, o.Profiles, o.InstallerImage = true, kube.ProfilesFiles, "example.org/installer:1"
+		},
 	} {
 		o := testOptions()
 		edit(&o)
@@ -122,6 +130,12 @@ func typed(t *testing.T, doc []byte) any {
 		return &kube.Sandbox{}
 	case "Deployment":
 		return &appsv1.Deployment{}
+	case "DaemonSet":
+		return &appsv1.DaemonSet{}
+	case "PersistentVolumeClaim":
+		return &corev1.PersistentVolumeClaim{}
+	case "SeccompProfile":
+		return &kube.SeccompProfile{}
 	case "NetworkPolicy":
 		return &networkingv1.NetworkPolicy{}
 	}
@@ -150,8 +164,8 @@ func TestRenderStrictRoundTrip(t *testing.T) {
 
 func roundTrip(t *testing.T, out *kube.Output) {
 	ds := docs(out.Manifest)
-	if len(ds) != len(out.Objects) || len(ds) != 8+agentObjects(out)-1 {
-		t.Fatalf("%d documents for %d objects, want 7 and the agent's", len(ds), len(out.Objects))
+	if len(ds) != len(out.Objects) || agentObjects(out) == 0 {
+		t.Fatalf("%d documents for %d objects (%d of the agent)", len(ds), len(out.Objects), agentObjects(out))
 	}
 	for i, d := range ds {
 		body := d
@@ -191,6 +205,17 @@ func podSecurity(t *testing.T, out *kube.Output) {
 		var meta *metav1.ObjectMeta
 		var spec *corev1.PodSpec
 		switch x := o.(type) {
+		case *appsv1.DaemonSet:
+			// The profile installer: restricted forbids it (hostPath,
+			// root, CAP_MAC_ADMIN), which is why it has a namespace of its
+			// own, which enforces privileged.
+			if x.Name != kube.InstallerName || x.Namespace != kube.SystemNamespace || out.Installer == nil {
+				t.Fatalf("unexpected DaemonSet %s/%s", x.Namespace, x.Name)
+			}
+			if agg := psa.AggregateCheckResults(e.EvaluatePod(lv, &x.Spec.Template.ObjectMeta, &x.Spec.Template.Spec)); agg.Allowed {
+				t.Errorf("the installer is admitted at restricted: it needs no namespace of its own")
+			}
+			continue
 		case *corev1.Pod:
 			meta, spec = &x.ObjectMeta, &x.Spec
 		case *appsv1.Deployment:
@@ -222,32 +247,120 @@ func TestRenderAuditsClean(t *testing.T) {
 	}
 }
 
-func auditsClean(t *testing.T, out *kube.Output) {
-	p := filepath.Join(t.TempDir(), kube.ManifestFile)
-	if err := os.WriteFile(p, out.Manifest, 0o600); err != nil {
-		t.Fatal(err)
+// writeOutput writes a rendering as agentbox kube does: the manifest and
+// its files.
+func writeOutput(t *testing.T, out *kube.Output) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string][]byte{kube.ManifestFile: out.Manifest}
+	for k, v := range out.Files {
+		files[k] = v
 	}
-	cs, err := audit.LoadKube([]string{p}, audit.KubeOptions{})
+	for name, b := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// auditOutput audits a written rendering as the launcher does: the
+// installer's containers with its acceptances, the others without them.
+func auditOutput(t *testing.T, dir string, out *kube.Output, extra []policy.Acceptance) (agent, installer audit.Report) {
+	t.Helper()
+	ko := audit.KubeOptions{}
+	if out.SeccompRoot != "" {
+		ko.SeccompRoot = filepath.Join(dir, out.SeccompRoot)
+	}
+	cs, err := audit.LoadKube([]string{dir}, ko)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := audit.Audit(cs, audit.Options{Accept: out.Accept})
-	if fs := r.Unaccepted(); len(fs) != 0 {
-		var buf bytes.Buffer
-		_ = audit.WriteText(&buf, r, false)
-		t.Fatalf("the rendering has %d findings:\n%s", len(fs), buf.String())
+	var own, inst []audit.Container
+	for _, c := range cs {
+		if out.Installer != nil && strings.HasPrefix(c.Name, out.Installer.Workload+"/") {
+			inst = append(inst, c)
+		} else {
+			own = append(own, c)
+		}
+	}
+	accept := append(append([]policy.Acceptance(nil), out.Accept...), extra...)
+	agent = audit.Audit(own, audit.Options{Accept: accept})
+	if out.Installer != nil {
+		installer = audit.Audit(inst, audit.Options{Accept: append(accept, out.Installer.Accept...)})
+	}
+	return agent, installer
+}
+
+func auditsClean(t *testing.T, out *kube.Output) {
+	dir := writeOutput(t, out)
+	r, ir := auditOutput(t, dir, out, nil)
+	for _, rep := range []audit.Report{r, ir} {
+		if fs := rep.Unaccepted(); len(fs) != 0 {
+			var buf bytes.Buffer
+			_ = audit.WriteText(&buf, rep, false)
+			t.Fatalf("the rendering has %d findings:\n%s", len(fs), buf.String())
+		}
 	}
 	if n := len(r.Accepted()); n != 1 {
 		t.Errorf("%d accepted findings, want the gateway's egress alone", n)
+	}
+	// Each of the installer's acceptances is used: none is broader than
+	// what the installer has.
+	if out.Installer != nil {
+		used := map[string]bool{}
+		for _, f := range ir.Accepted() {
+			used[f.Code+" "+f.AcceptedReason] = true
+		}
+		for _, a := range out.Installer.Accept {
+			if !used[a.Code+" "+a.Reason] {
+				t.Errorf("the installer's acceptance of %s %q covers no finding", a.Code, a.Subject)
+			}
+		}
+	}
+	// With agentbox's own profile the agent's seccomp is compared with
+	// agentbox's and found as strong; otherwise it is the runtime's.
+	for _, c := range r.Containers {
+		if !strings.Contains(c.Name, kube.AgentName) {
+			continue
+		}
+		s := c.Model.Seccomp
+		switch {
+		case out.SeccompRoot != "" || hasKind(out, "SeccompProfile"):
+			if s.Mode != "custom" || !s.WeakKnown || len(s.Weak) > 0 || s.Error != "" {
+				t.Errorf("%s: seccomp %+v, want agentbox's profile, compared and as strong", c.Name, s)
+			}
+		case s.Mode != "default":
+			t.Errorf("%s: seccomp %+v, want RuntimeDefault", c.Name, s)
+		}
+	}
+	cs, err := audit.LoadKube([]string{filepath.Join(dir, kube.ManifestFile)}, audit.KubeOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	ns := out.Objects[0].(*corev1.Namespace)
 	if ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
 		t.Errorf("namespace labels %v, want enforce: restricted", ns.Labels)
 	}
 	// Without the declared acceptance, the gateway's open egress fails.
-	if fs := audit.Audit(cs, audit.Options{}).Unaccepted(); len(fs) != 1 || fs[0].Code != audit.CodeNetworkPolicy {
-		t.Errorf("without acceptances: %+v, want the gateway's network-policy finding", fs)
+	if out.Installer == nil && out.SeccompRoot == "" {
+		if fs := audit.Audit(cs, audit.Options{}).Unaccepted(); len(fs) != 1 || fs[0].Code != audit.CodeNetworkPolicy {
+			t.Errorf("without acceptances: %+v, want the gateway's network-policy finding", fs)
+		}
 	}
+}
+
+func hasKind(out *kube.Output, kind string) bool {
+	for _, o := range out.Objects {
+		if o.GetObjectKind().GroupVersionKind().Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // The agent reaches the gateway at the Service's fixed address from its

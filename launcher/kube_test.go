@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/kube"
 	"github.com/agentbox/agentbox/policy"
@@ -127,5 +130,83 @@ func TestKubeKeepsAForeignOutputDirectory(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(cfg.OutDir, "mine.txt")); string(b) != "x" {
 		t.Error("the foreign file was changed")
+	}
+}
+
+// --profiles files writes agentbox's profiles beside the manifest and the
+// installer; the agent's Localhost seccomp profile is read from the files
+// and compared (no seccomp residual), the installer's findings are
+// accepted for its containers alone, and a second rendering replaces the
+// first, profile directories and all.
+func TestKubeWritesProfileFiles(t *testing.T) {
+	cfg := kubeConfig(t)
+	cfg.Profiles, cfg.InstallerImage, cfg.WorkspaceSize = kube.ProfilesFiles, "example.org/installer:1", "10Gi"
+	var out, errw bytes.Buffer
+	if err := KubeMain(t.Context(), cfg, &out, &errw); err != nil {
+		t.Fatalf("KubeMain: %v\n%s", err, errw.String())
+	}
+	for _, f := range []string{"seccomp/agentbox/agentbox-amd64.json", "seccomp/agentbox/agentbox-arm64.json", "apparmor/agentbox-default"} {
+		if _, err := os.Stat(filepath.Join(cfg.OutDir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	for _, want := range []string{"accepted pod security DaemonSet/agentbox-profile-installer", "accepted capabilities-added CAP_MAC_ADMIN (DaemonSet/agentbox-profile-installer/apparmor)", "pod security Pod/agentbox-agent/agent: restricted (latest): allowed", "0 finding(s)."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "seccomp-runtime-default") {
+		t.Errorf("a seccomp residual with agentbox's own profile:\n%s", out.String())
+	}
+	if err := KubeMain(t.Context(), cfg, &out, &errw); err != nil {
+		t.Fatalf("second KubeMain: %v", err)
+	}
+}
+
+// The installer's acceptances cover its containers alone: the same
+// capability on the agent fails the audit.
+func TestKubeInstallerAcceptancesStayWithTheInstaller(t *testing.T) {
+	cfg := kubeConfig(t)
+	cfg.Profiles, cfg.InstallerImage = kube.ProfilesFiles, "example.org/installer:1"
+	plan, opts, err := kubeInputs(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := kube.Render(plan, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range out.Objects {
+		if p, ok := o.(interface{ GetName() string }); ok && p.GetName() == kube.AgentName {
+			if pod, ok := o.(*corev1.Pod); ok {
+				pod.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"MAC_ADMIN"}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	for i, o := range out.Objects {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		buf.Write(b)
+	}
+	out.Manifest = buf.Bytes()
+	dir := t.TempDir()
+	if err := writeKubeFiles(dir, out); err != nil {
+		t.Fatal(err)
+	}
+	r, err := auditKube(t.Context(), dir, plan, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := r.Unaccepted()
+	// Two failures: the finding, and the agent's pod, which Pod Security
+	// restricted forbids (the installer's exemption is not the agent's).
+	if len(fs) != 1 || fs[0].Code != audit.CodeCapsAdded || kubeFailures(r, out) != 2 {
+		t.Errorf("unaccepted %+v (%d failures), want the agent's added capability and its pod", fs, kubeFailures(r, out))
 	}
 }

@@ -23,7 +23,9 @@
 #   KUBE_UP_TIMEOUT       seconds to wait for readiness (default 120)
 #   KUBE_UP_BUILD_ONLY=1  build (or find) the binaries and stop
 # The test reads $AGENTBOX_KUBE_STATE/env (AGENTBOX_TEST_KUBE overrides
-# the state directory there): the server URL, the token file, the CA.
+# the state directory there): the server URL, the token file, the CA, and
+# the directory of the CustomResourceDefinitions tools/kube/crds.txt pins
+# (agent-sandbox, Security Profiles Operator), which the test applies.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,9 +65,38 @@ build() {
 	rmdir "$tmp"
 }
 
+# crds fetches the CustomResourceDefinitions tools/kube/crds.txt pins
+# (agent-sandbox, Security Profiles Operator) from their Go modules through
+# the module proxy (the go command checks each module against the checksum
+# database), checks each file's sha256 and keeps them in the cache, keyed by
+# the list's own hash.
+crds_list=$tools/crds.txt
+crds=${AGENTBOX_KUBE_CACHE:-/var/cache/agentbox-test/kube}/crds-$(sha256sum "$crds_list" | cut -c1-12)
+fetch_crds() {
+	if [ -f "$crds/.complete" ]; then
+		return
+	fi
+	mkdir -p "$crds"
+	grep -v '^#' "$crds_list" | while read -r mod file sum; do
+		[ -n "$mod" ] || continue
+		dir=$(cd "$tools" && GOFLAGS=-mod=mod go mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+		if [ -z "$dir" ] || [ ! -f "$dir/$file" ]; then
+			echo "kube-up: $mod has no $file" >&2
+			exit 1
+		fi
+		if [ "$(sha256sum "$dir/$file" | cut -d' ' -f1)" != "$sum" ]; then
+			echo "kube-up: $mod $file does not have the sha256 $crds_list pins" >&2
+			exit 1
+		fi
+		cp "$dir/$file" "$crds/$(basename "$file")"
+	done
+	touch "$crds/.complete"
+}
+
 build
+fetch_crds
 if [ "${KUBE_UP_BUILD_ONLY:-}" = 1 ]; then
-	echo "kube-up: binaries in $bin"
+	echo "kube-up: binaries in $bin, CRDs in $crds"
 	exit 0
 fi
 
@@ -75,7 +106,7 @@ ready() {
 			"https://127.0.0.1:$port/readyz" >/dev/null 2>&1
 }
 
-if ready && [ -f "$state/env" ]; then
+if ready && [ -f "$state/env" ] && grep -q '^AGENTBOX_KUBE_CRDS=' "$state/env"; then
 	echo "kube-up: kube-apiserver already answers on https://127.0.0.1:$port"
 	exit 0
 fi
@@ -145,6 +176,7 @@ AGENTBOX_KUBE_SERVER=https://127.0.0.1:$port
 AGENTBOX_KUBE_TOKEN_FILE=$state/token
 AGENTBOX_KUBE_CA_FILE=$state/certs/apiserver.crt
 AGENTBOX_KUBE_VERSION=$kver
+AGENTBOX_KUBE_CRDS=$crds
 ENV
 		echo "kube-up: kube-apiserver $kver (etcd $ever) ready on https://127.0.0.1:$port"
 		exit 0

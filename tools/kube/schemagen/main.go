@@ -7,7 +7,13 @@
 // KIND-GROUP-VERSION.json, lower case, KIND-VERSION.json for the core group.
 //
 //	cd tools/kube && go run ./schemagen -out ../../kube/testdata/kubeconform \
-//	  "$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)/api/openapi-spec/swagger.json"
+//	  "$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)/api/openapi-spec/swagger.json" \
+//	  /var/cache/agentbox-test/kube/crds-*/*.yaml
+//
+// Each further argument is a CustomResourceDefinition (the ones
+// tools/kube/crds.txt pins, which scripts/kube-up.sh fetches): every served
+// version's openAPIV3Schema (but a deprecated one's) becomes a schema of
+// the same form.
 package main
 
 import (
@@ -17,6 +23,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 // kinds are the objects agentbox kube renders, by OpenAPI definition.
@@ -26,6 +34,7 @@ var kinds = []string{
 	"io.k8s.api.core.v1.ConfigMap",
 	"io.k8s.api.core.v1.Service",
 	"io.k8s.api.core.v1.Pod",
+	"io.k8s.api.core.v1.PersistentVolumeClaim",
 	"io.k8s.api.apps.v1.Deployment",
 	"io.k8s.api.apps.v1.DaemonSet",
 	"io.k8s.api.batch.v1.Job",
@@ -35,14 +44,108 @@ var kinds = []string{
 func main() {
 	out := flag.String("out", "", "output directory")
 	flag.Parse()
-	if *out == "" || flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: schemagen -out DIR swagger.json")
+	if *out == "" || flag.NArg() < 1 {
+		fmt.Fprintln(os.Stderr, "usage: schemagen -out DIR swagger.json [crd.yaml...]")
 		os.Exit(2)
 	}
 	if err := run(flag.Arg(0), *out); err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)
 		os.Exit(1)
 	}
+	for _, crd := range flag.Args()[1:] {
+		if err := runCRD(crd, *out); err != nil {
+			fmt.Fprintln(os.Stderr, "schemagen:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// runCRD writes one schema per served version of a CustomResourceDefinition.
+func runCRD(file, out string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var crd struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			Group string `json:"group"`
+			Names struct {
+				Kind string `json:"kind"`
+			} `json:"names"`
+			Versions []struct {
+				Name       string `json:"name"`
+				Served     bool   `json:"served"`
+				Deprecated bool   `json:"deprecated"`
+				Schema     struct {
+					OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &crd); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if crd.Kind != "CustomResourceDefinition" {
+		return fmt.Errorf("%s: a %s, not a CustomResourceDefinition", file, crd.Kind)
+	}
+	for _, v := range crd.Spec.Versions {
+		if !v.Served || v.Deprecated || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		s := structural(v.Schema.OpenAPIV3Schema, true)
+		s["$schema"] = "http://json-schema.org/draft-07/schema#"
+		name := strings.ToLower(crd.Spec.Names.Kind) + "-" + strings.ToLower(strings.Split(crd.Spec.Group, ".")[0]) + "-" + v.Name + ".json"
+		j, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, name), append(j, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// structural converts a CRD's structural schema as the API server reads
+// it: an object with properties admits no other field (the server prunes
+// or, with strict field validation, refuses them) unless it preserves
+// unknown fields, x-kubernetes-int-or-string is a string or an integer,
+// and nullable adds null. Descriptions are dropped.
+func structural(s map[string]any, root bool) map[string]any {
+	out := map[string]any{}
+	for k, v := range s {
+		switch k {
+		case "description":
+		case "properties":
+			props := map[string]any{}
+			for pk, pv := range v.(map[string]any) {
+				props[pk] = structural(pv.(map[string]any), false)
+			}
+			out[k] = props
+		case "items", "additionalProperties":
+			if m, ok := v.(map[string]any); ok {
+				out[k] = structural(m, false)
+				continue
+			}
+			out[k] = v
+		default:
+			out[k] = v
+		}
+	}
+	if out["x-kubernetes-int-or-string"] == true {
+		delete(out, "type")
+		out["oneOf"] = []any{map[string]any{"type": "string"}, map[string]any{"type": "integer"}}
+	}
+	if _, ok := out["properties"]; ok && out["x-kubernetes-preserve-unknown-fields"] != true {
+		if _, set := out["additionalProperties"]; !set {
+			out["additionalProperties"] = false
+		}
+	}
+	if t, ok := out["type"].(string); ok && out["nullable"] == true && !root {
+		out["type"] = []any{t, "null"}
+	}
+	return out
 }
 
 func run(spec, out string) error {
