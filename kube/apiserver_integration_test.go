@@ -38,6 +38,9 @@ type apiServer struct {
 	base  *url.URL
 	token string
 	http  *http.Client
+	// crds is the directory of the CustomResourceDefinitions kube-up.sh
+	// fetched (tools/kube/crds.txt).
+	crds string
 }
 
 // requireAPIServer reads kube-up.sh's env file and checks that the server
@@ -81,7 +84,7 @@ func requireAPIServer(t *testing.T) *apiServer {
 	if !pool.AppendCertsFromPEM(ca) {
 		t.Fatalf("%s holds no certificate", env["AGENTBOX_KUBE_CA_FILE"])
 	}
-	s := &apiServer{base: base, token: strings.TrimSpace(string(tok)), http: &http.Client{
+	s := &apiServer{base: base, token: strings.TrimSpace(string(tok)), crds: env["AGENTBOX_KUBE_CRDS"], http: &http.Client{
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, Proxy: nil},
 	}}
@@ -135,6 +138,12 @@ var resources = map[string]struct {
 	"DaemonSet":      {"/apis/apps/v1", "daemonsets", true},
 	"Job":            {"/apis/batch/v1", "jobs", true},
 	"NetworkPolicy":  {"/apis/networking.k8s.io/v1", "networkpolicies", true},
+
+	"PersistentVolumeClaim":    {"/api/v1", "persistentvolumeclaims", true},
+	"CustomResourceDefinition": {"/apis/apiextensions.k8s.io/v1", "customresourcedefinitions", false},
+	"SandboxTemplate":          {"/apis/extensions.agents.x-k8s.io/v1beta1", "sandboxtemplates", true},
+	"Sandbox":                  {"/apis/agents.x-k8s.io/v1beta1", "sandboxes", true},
+	"SeccompProfile":           {"/apis/security-profiles-operator.x-k8s.io/v1beta1", "seccompprofiles", false},
 }
 
 // apply is `kubectl apply --server-side`: a PATCH of the whole object with
@@ -162,6 +171,56 @@ func (s *apiServer) apply(t *testing.T, doc []byte) (kind, name string, code int
 	path += "/" + res.plural + "/" + head.Metadata.Name + "?fieldManager=agentbox-test&force=true&fieldValidation=Strict"
 	code, body, warnings = s.do(t, http.MethodPatch, path, "application/apply-patch+yaml", doc)
 	return head.Kind, head.Metadata.Name, code, body, warnings
+}
+
+// applyCRDs applies the CustomResourceDefinitions kube-up.sh fetched
+// (agent-sandbox's Sandbox and SandboxTemplate, the Security Profiles
+// Operator's SeccompProfile and AppArmorProfile) and waits until the API
+// server serves each.
+func (s *apiServer) applyCRDs(t *testing.T) {
+	t.Helper()
+	if s.crds == "" {
+		t.Fatal("kube-up.sh's env names no CRD directory (AGENTBOX_KUBE_CRDS): rerun scripts/kube-up.sh")
+	}
+	files, err := filepath.Glob(filepath.Join(s.crds, "*.yaml"))
+	if err != nil || len(files) != 4 {
+		t.Fatalf("CRDs in %s: %v %v, want the 4 tools/kube/crds.txt pins", s.crds, files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, name, code, body, _ := s.apply(t, b)
+		if code != http.StatusOK && code != http.StatusCreated {
+			t.Fatalf("apply CRD %s: %d %s", f, code, body)
+		}
+		s.waitEstablished(t, name)
+	}
+}
+
+func (s *apiServer) waitEstablished(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body, _ := s.do(t, http.MethodGet, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+name, "", nil)
+		var crd struct {
+			Status struct {
+				Conditions []struct{ Type, Status string }
+			}
+		}
+		if code == http.StatusOK && json.Unmarshal(body, &crd) == nil {
+			for _, c := range crd.Status.Conditions {
+				if c.Type == "Established" && c.Status == "True" {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CRD %s not established after 30s: %d %s", name, code, body)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 func marshal(t *testing.T, o runtime.Object) []byte {
@@ -383,4 +442,179 @@ func auditCodes(t *testing.T, docs [][]byte, pod string) map[string]bool {
 		}
 	}
 	return codes
+}
+
+// Every other form agentbox kube writes is admitted by the real API server
+// too, the CustomResourceDefinitions of agent-sandbox and the Security
+// Profiles Operator applied first, with strict field validation (the
+// CRDs' structural schemas refuse an unknown field instead of pruning it):
+// the agent as a SandboxTemplate and a Sandbox, the operator's
+// SeccompProfile, the profile installer in its privileged namespace, and a
+// PVC workspace, rendered or named. The stored objects keep what agentbox
+// wrote: nothing pruned.
+func TestAPIServerAdmitsEveryForm(t *testing.T) {
+	s := requireAPIServer(t)
+	s.applyCRDs(t)
+	for name, edit := range map[string]func(*kube.Options){
+		"agent-sandbox": func(o *kube.Options) { o.Format = kube.FormatAgentSandbox },
+		"agent-sandbox-spo": func(o *kube.Options) {
+			o.Format, o.Profiles, o.WorkspaceSize = kube.FormatAgentSandbox, kube.ProfilesSPO, "5Gi"
+		},
+		"spo": func(o *kube.Options) { o.Profiles, o.Arch = kube.ProfilesSPO, "arm64" },
+		"files": func(o *kube.Options) {
+			o.Profiles, o.InstallerImage, o.WorkspaceClaim = kube.ProfilesFiles, "example.org/installer:1", "team-workspace"
+		},
+		"job-files-pvc": func(o *kube.Options) {
+			o.Job, o.Profiles, o.InstallerImage, o.WorkspaceSize = true, kube.ProfilesFiles, "example.org/installer:1", "10Gi"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := freshOptions(t)
+			edit(&o)
+			out, err := kube.Render(testPlan(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, obj := range out.Objects {
+				kind, name, code, body, warnings := s.apply(t, marshal(t, obj))
+				if code != http.StatusOK && code != http.StatusCreated {
+					t.Fatalf("apply %s/%s: %d %s", kind, name, code, body)
+				}
+				if len(warnings) > 0 {
+					t.Errorf("apply %s/%s: the API server warns: %q", kind, name, warnings)
+				}
+				s.storedAsWritten(t, obj)
+			}
+		})
+	}
+}
+
+// storedAsWritten reads an applied object back and checks that every
+// field agentbox wrote into its spec is stored (a CRD schema that pruned
+// one would lose it silently).
+func (s *apiServer) storedAsWritten(t *testing.T, obj runtime.Object) {
+	t.Helper()
+	var head struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+		Spec json.RawMessage `json:"spec"`
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		t.Fatal(err)
+	}
+	switch head.Kind {
+	case "SandboxTemplate", "Sandbox", "SeccompProfile", "DaemonSet", "PersistentVolumeClaim":
+	default:
+		return
+	}
+	res := resources[head.Kind]
+	path := res.prefix
+	if res.namespaced {
+		path += "/namespaces/" + head.Metadata.Namespace
+	}
+	code, body, _ := s.do(t, http.MethodGet, path+"/"+res.plural+"/"+head.Metadata.Name, "", nil)
+	if code != http.StatusOK {
+		t.Fatalf("get %s/%s: %d %s", head.Kind, head.Metadata.Name, code, body)
+	}
+	var stored struct {
+		Spec json.RawMessage `json:"spec"`
+	}
+	if err := json.Unmarshal(body, &stored); err != nil {
+		t.Fatal(err)
+	}
+	var want, got any
+	if err := json.Unmarshal(head.Spec, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(stored.Spec, &got); err != nil {
+		t.Fatal(err)
+	}
+	if missing := notIn(want, got, "spec"); missing != "" {
+		t.Errorf("%s/%s: the stored object lost %s", head.Kind, head.Metadata.Name, missing)
+	}
+}
+
+// notIn returns the first path of want that got does not hold with the
+// same value (got may hold more: the server's defaults).
+func notIn(want, got any, path string) string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return path
+		}
+		for k, v := range w {
+			if m := notIn(v, g[k], path+"."+k); m != "" {
+				return m
+			}
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return path
+		}
+		for i := range w {
+			if m := notIn(w[i], g[i], fmt.Sprintf("%s[%d]", path, i)); m != "" {
+				return m
+			}
+		}
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			return path
+		}
+	}
+	return ""
+}
+
+// The CRDs' schemas refuse what they do not declare: a misspelled field of
+// a Sandbox's pod, a SandboxTemplate value outside its enum and a
+// SeccompProfile action the operator does not know are rejected, so the
+// admissions above are the schemas' verdict, not a pass-through.
+func TestAPIServerCRDsRefuseFaults(t *testing.T) {
+	s := requireAPIServer(t)
+	s.applyCRDs(t)
+	o := freshOptions(t)
+	o.Format, o.Profiles = kube.FormatAgentSandbox, kube.ProfilesSPO
+	out, err := kube.Render(testPlan(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{}
+	for _, obj := range out.Objects {
+		doc := string(marshal(t, obj))
+		kind := obj.GetObjectKind().GroupVersionKind().Kind
+		if kind == "Namespace" {
+			if _, _, code, body, _ := s.apply(t, []byte(doc)); code != http.StatusOK && code != http.StatusCreated {
+				t.Fatalf("apply namespace: %d %s", code, body)
+			}
+		}
+		docs[kind] = doc
+	}
+	for name, c := range map[string]struct{ kind, old, new, want string }{
+		"sandbox: unknown pod field": {"Sandbox", "readOnlyRootFilesystem: true", "readOnlyRootFilesytem: true", "field not declared in schema"},
+		"template: enum":             {"SandboxTemplate", "envVarsInjectionPolicy: Disallowed", "envVarsInjectionPolicy: Sometimes", "Unsupported value"},
+		"seccomp: action":            {"SeccompProfile", "defaultAction: SCMP_ACT_ERRNO", "defaultAction: SCMP_ACT_MAYBE", "Unsupported value"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := strings.Replace(docs[c.kind], c.old, c.new, 1)
+			bad = strings.Replace(bad, "name: agentbox-", "name: fault-", 1)
+			if bad == docs[c.kind] {
+				t.Fatal("the edit did not apply")
+			}
+			_, _, code, body, _ := s.apply(t, []byte(bad))
+			// Server-side apply builds a typed patch from the CRD's
+			// schema: an undeclared field fails there (a 500 from this
+			// server), an enum at validation (422).
+			if code < 400 || !strings.Contains(string(body), c.want) {
+				t.Errorf("%d %s: want it refused (%s)", code, body, c.want)
+			}
+		})
+	}
 }

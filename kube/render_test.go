@@ -74,8 +74,12 @@ func renderings(t *testing.T) map[string]*kube.Output {
 		"files": func(o *kube.Options) {
 			o.Profiles, o.InstallerImage, o.WorkspaceSize = kube.ProfilesFiles, "example.org/installer:1", "10Gi"
 		},
-		"spo":               func(o *kube.Options) { o.Profiles, o.Arch, o.WorkspaceClaim = kube.ProfilesSPO, "arm64", "team-workspace" },
-		"agent-sandbox-spo": func(o *kube.Options) { o.Format, o.Profiles, o.WorkspaceSize = kube.FormatAgentSandbox, kube.ProfilesSPO, "5Gi" },
+		"spo": func(o *kube.Options) {
+			o.Profiles, o.Arch, o.WorkspaceClaim = kube.ProfilesSPO, "arm64", "team-workspace"
+		},
+		"agent-sandbox-spo": func(o *kube.Options) {
+			o.Format, o.Profiles, o.WorkspaceSize = kube.FormatAgentSandbox, kube.ProfilesSPO, "5Gi"
+		},
 		"job-files": func(o *kube.Options) {
 			o.Job, o.Profiles, o.InstallerImage = true, kube.ProfilesFiles, "example.org/installer:1"
 		},

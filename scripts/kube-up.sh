@@ -106,7 +106,13 @@ ready() {
 			"https://127.0.0.1:$port/readyz" >/dev/null 2>&1
 }
 
-if ready && [ -f "$state/env" ] && grep -q '^AGENTBOX_KUBE_CRDS=' "$state/env"; then
+if ready && [ -f "$state/env" ]; then
+	# A server an earlier version of this script started: name the CRDs.
+	if ! grep -qx "AGENTBOX_KUBE_CRDS=$crds" "$state/env"; then
+		grep -v '^AGENTBOX_KUBE_CRDS=' "$state/env" >"$state/env.new" || true
+		echo "AGENTBOX_KUBE_CRDS=$crds" >>"$state/env.new"
+		mv -f "$state/env.new" "$state/env"
+	fi
 	echo "kube-up: kube-apiserver already answers on https://127.0.0.1:$port"
 	exit 0
 fi
