@@ -414,3 +414,118 @@ func TestKubeFindingLines(t *testing.T) {
 		t.Errorf("findings missing: %v", want)
 	}
 }
+
+// A Localhost seccomp profile is compared with agentbox's when the input
+// has it: an operator SeccompProfile (at operator/NAME.json) or a file
+// below KubeOptions.SeccompRoot. A profile allowing what agentbox denies
+// is weak; one the input does not have stays unknown.
+func TestKubeLocalhostSeccomp(t *testing.T) {
+	agentbox, err := os.ReadFile("../seccomp/profiles/agentbox-amd64.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec map[string]any
+	if err := json.Unmarshal(agentbox, &spec); err != nil {
+		t.Fatal(err)
+	}
+	delete(spec, "defaultErrnoRet") // the operator has no such field
+	for _, s := range spec["syscalls"].([]any) {
+		delete(s.(map[string]any), "comment")
+	}
+	spo := func(name string, extra ...any) string {
+		sp := map[string]any{}
+		for k, v := range spec {
+			sp[k] = v
+		}
+		sp["syscalls"] = append(append([]any(nil), spec["syscalls"].([]any)...), extra...)
+		b, _ := yaml.Marshal(map[string]any{"apiVersion": "security-profiles-operator.x-k8s.io/v1beta1", "kind": "SeccompProfile", "metadata": map[string]any{"name": name}, "spec": sp})
+		return string(b)
+	}
+	ptrace := map[string]any{"names": []string{"ptrace"}, "action": "SCMP_ACT_ALLOW"}
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "agentbox"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "agentbox", "agentbox.json"), agentbox, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("agentbox.json", filepath.Join(root, "agentbox", "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	withProfile := func(lp string) string {
+		p, rest := hardenedPod(t)
+		p.Spec.SecurityContext.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: &lp}
+		return podYAML(t, p) + "\n---\n" + rest
+	}
+	tests := []struct {
+		name    string
+		docs    []string
+		root    string
+		unknown bool // an unknown seccomp-profile-weak; else weak when fails
+		fails   bool
+	}{
+		{"operator profile", []string{withProfile("operator/agentbox-amd64.json"), spo("agentbox-amd64")}, "", false, false},
+		{"operator profile allowing ptrace", []string{withProfile("operator/agentbox-amd64.json"), spo("agentbox-amd64", ptrace)}, "", false, true},
+		{"operator profile absent", []string{withProfile("operator/agentbox-amd64.json")}, "", true, true},
+		{"file in the seccomp root", []string{withProfile("agentbox/agentbox.json")}, root, false, false},
+		{"file missing", []string{withProfile("agentbox/other.json")}, root, true, true},
+		{"file through a symlink", []string{withProfile("agentbox/link.json")}, root, true, true},
+		{"path escaping the root", []string{withProfile("../agentbox/agentbox.json")}, root, true, true},
+		{"no root", []string{withProfile("agentbox/agentbox.json")}, "", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs, err := LoadKube([]string{writeManifest(t, tt.docs...)}, KubeOptions{SeccompRoot: tt.root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *Finding
+			for _, f := range Audit(cs, Options{}).Containers[0].Findings {
+				if f.Code == CodeSeccompWeak {
+					got = &f
+				}
+			}
+			switch {
+			case !tt.fails && got != nil:
+				t.Errorf("finding %+v, want none", got)
+			case tt.fails && (got == nil || got.Unknown != tt.unknown):
+				t.Errorf("finding %+v, want seccomp-profile-weak (unknown %v)", got, tt.unknown)
+			case tt.fails && !tt.unknown && !strings.Contains(got.Detail, "ptrace"):
+				t.Errorf("finding %+v does not name ptrace", got)
+			}
+		})
+	}
+	// A misspelled SeccompProfile field is an error, as the API server's
+	// strict field validation makes it.
+	bad := strings.Replace(spo("agentbox-amd64"), "defaultAction:", "defaultActoin:", 1)
+	if _, err := LoadKube([]string{writeManifest(t, withProfile("operator/agentbox-amd64.json"), bad)}, KubeOptions{}); err == nil || !strings.Contains(err.Error(), "defaultActoin") {
+		t.Errorf("a misspelled SeccompProfile field: %v, want an error naming it", err)
+	}
+}
+
+// A writable PVC is extra-writable-mount unless the pod declares it its
+// workspace (annotation io.agentbox.workspace naming the volume).
+func TestKubeWorkspaceClaim(t *testing.T) {
+	for name, tt := range map[string]struct {
+		annotation string
+		fails      bool
+	}{
+		"declared":       {"workspace", false},
+		"undeclared":     {"", true},
+		"another volume": {"cache", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, rest := hardenedPod(t)
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "workspace", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "ws"}}})
+			c := &p.Spec.Containers[0]
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "workspace", MountPath: "/work/project"})
+			if tt.annotation != "" {
+				p.Annotations = map[string]string{"io.agentbox.workspace": tt.annotation}
+			}
+			got := failingCodes(auditKube(t, Options{}, writeManifest(t, podYAML(t, p), rest)))
+			if fails := slices.Contains(got, CodeExtraWritable); fails != tt.fails {
+				t.Errorf("failing %v, want extra-writable-mount %v", got, tt.fails)
+			}
+		})
+	}
+}
