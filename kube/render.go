@@ -20,8 +20,10 @@
 //     cluster's private ranges;
 //   - the agent Pod (or, with Options.Job, a Job of one pod that is never
 //     retried, whose template is that pod): no capabilities, no privilege escalation, a read-only
-//     root, seccomp RuntimeDefault, hostUsers: false, resource limits, an
-//     emptyDir workspace, memory-backed emptyDirs for the plan's tmpfs
+//     root, the seccomp and AppArmor profiles of Options.Profiles,
+//     hostUsers: false, resource limits, an emptyDir workspace (or a
+//     PersistentVolumeClaim, Options.WorkspaceClaim or WorkspaceSize,
+//     declared with the io.agentbox.workspace annotation), memory-backed emptyDirs for the plan's tmpfs
 //     mounts, no service-account token, no service links. It reaches the
 //     gateway at the Service's fixed address, given in its environment, so
 //     it needs no DNS, and no egress rule allows DNS.
@@ -30,11 +32,17 @@
 // agent-sandbox's SandboxTemplate (its managed NetworkPolicy gateway-only)
 // and a Sandbox instead (sandbox.go).
 //
+// With Options.Profiles ProfilesFiles, agentbox's seccomp and AppArmor
+// profiles are written as files (Output.Files) and installed on the nodes
+// by a DaemonSet in SystemNamespace; with ProfilesSPO the seccomp profile
+// is a Security Profiles Operator SeccompProfile (profiles.go).
+//
 // Security-relevant defaults, and how to override them:
 //
-//   - Seccomp is the node runtime's default profile (RuntimeDefault), not
-//     agentbox's own, which would have to be installed on every node first;
-//     the residual seccomp-runtime-default says so.
+//   - Seccomp and AppArmor are the node runtime's default profiles
+//     (ProfilesRuntime): installing agentbox's needs a privileged DaemonSet
+//     or the operator, a cluster administrator's decision, so it is asked
+//     for (Options.Profiles); the residual seccomp-runtime-default says so.
 //   - The plan's pids limit has no pod field (it is the kubelet's
 //     podPidsLimit); the residual pids-limit-kubelet says so.
 //   - Host binds other than the workspace cannot be rendered: a hostPath

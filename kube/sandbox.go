@@ -19,8 +19,11 @@ const (
 )
 
 // agent-sandbox's API groups (kubernetes-sigs/agent-sandbox, v1beta1):
-// Sandbox is core, SandboxTemplate an extension. The project publishes no
-// Go module on the proxy, so the fields agentbox writes are declared here.
+// Sandbox is core, SandboxTemplate an extension. The fields agentbox
+// writes are declared here, so that agentbox does not link the project's
+// module; they are checked against its CRDs at the version
+// tools/kube/crds.txt pins (kubeconform schemas, and the CRDs applied to
+// the test API server with strict field validation).
 const (
 	sandboxAPIVersion         = "agents.x-k8s.io/v1beta1"
 	sandboxTemplateAPIVersion = "extensions.agents.x-k8s.io/v1beta1"
