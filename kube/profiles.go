@@ -260,7 +260,8 @@ func (r *renderer) installer(data map[string]string) {
 	var copies string
 	for _, a := range profiles.Arches() {
 		f := profiles.Default().FileName(a)
-		copies += fmt.Sprintf("cp /profiles/%s /host-seccomp/.%s.new && mv -f /host-seccomp/.%s.new /host-seccomp/%s; ", f, f, f, f)
+		// Separate commands, not an && list: set -e stops at any of them.
+		copies += fmt.Sprintf("cp /profiles/%s /host-seccomp/.%s.new; mv -f /host-seccomp/.%s.new /host-seccomp/%s; ", f, f, f, f)
 	}
 	aaCtx := root("MAC_ADMIN")
 	aaCtx.AppArmorProfile = &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}

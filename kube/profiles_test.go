@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
@@ -257,5 +259,54 @@ func TestRenderRefusesProfileAndWorkspaceInput(t *testing.T) {
 				t.Fatalf("err = %v, want an InputError for %s", err, tt.field)
 			}
 		})
+	}
+}
+
+// The seccomp init container's script, run by /bin/sh with its two
+// directories moved into a temporary one: it installs every profile byte
+// for byte and fails (set -e) when one is missing, so a node without the
+// profile never shows the installer as done.
+func TestInstallerScriptCopiesTheProfiles(t *testing.T) {
+	out := renderWith(t, func(o *kube.Options) { o.Profiles, o.InstallerImage = kube.ProfilesFiles, "example.org/installer:1" })
+	var script string
+	for _, o := range out.Objects {
+		if ds, ok := o.(*appsv1.DaemonSet); ok {
+			c := ds.Spec.Template.Spec.InitContainers[0]
+			if c.Name != "seccomp" || len(c.Command) != 3 || c.Command[0] != "/bin/sh" {
+				t.Fatalf("seccomp init container %+v", c)
+			}
+			script = c.Command[2]
+		}
+	}
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "profiles"), filepath.Join(dir, "host-seccomp")
+	for _, d := range []string{src, dst} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved := strings.NewReplacer("/profiles/", src+"/", "/host-seccomp/", dst+"/").Replace(script)
+	if err := exec.Command("/bin/sh", "-c", moved).Run(); err == nil {
+		t.Fatal("the script succeeds with no profile to copy")
+	}
+	for name, b := range out.Files {
+		if d, f := filepath.Split(name); d == "seccomp/agentbox/" {
+			if err := os.WriteFile(filepath.Join(src, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if b, err := exec.Command("/bin/sh", "-c", moved).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	ents, _ := os.ReadDir(dst)
+	if len(ents) != 2 {
+		t.Fatalf("%d files installed, want the two architectures' profiles alone", len(ents))
+	}
+	for _, e := range ents {
+		got, _ := os.ReadFile(filepath.Join(dst, e.Name()))
+		if !bytes.Equal(got, out.Files["seccomp/agentbox/"+e.Name()]) {
+			t.Errorf("%s differs from the rendered profile", e.Name())
+		}
 	}
 }
