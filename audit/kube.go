@@ -38,8 +38,10 @@ type KubeOptions struct {
 	PoliciesElsewhere bool
 	// SeccompRoot is a directory standing for the nodes' kubelet seccomp
 	// root (/var/lib/kubelet/seccomp): a pod's Localhost seccomp profile
-	// is read from it and compared with agentbox's. "" leaves a Localhost
-	// profile that no SeccompProfile of the input provides uncompared.
+	// is read from it and compared with agentbox's. "" is the seccomp/
+	// directory of a single directory target, as agentbox kube --profiles
+	// files writes it, if there is one; else a Localhost profile that no
+	// SeccompProfile of the input provides stays uncompared.
 	SeccompRoot string
 }
 
@@ -105,6 +107,13 @@ type podMeta struct {
 // decoded strictly into its k8s.io/api type: an unknown field is an
 // *InputError naming the file, the line and the field.
 func LoadKube(paths []string, ko KubeOptions) ([]Container, error) {
+	if ko.SeccompRoot == "" && len(paths) == 1 {
+		// A directory agentbox kube wrote holds the nodes' seccomp root
+		// as seccomp/ (a real directory, not a link).
+		if fi, err := os.Lstat(filepath.Join(paths[0], "seccomp")); err == nil && fi.IsDir() {
+			ko.SeccompRoot = filepath.Join(paths[0], "seccomp")
+		}
+	}
 	docs, err := readKubeDocs(paths)
 	if err != nil {
 		return nil, err

@@ -495,12 +495,46 @@ func TestKubeLocalhostSeccomp(t *testing.T) {
 			}
 		})
 	}
+	// A directory target's seccomp/ is its seccomp root.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "pod.yaml"), []byte(withProfile("agentbox/agentbox.json")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(root, filepath.Join(dir, "seccomp")); err != nil {
+		t.Fatal(err)
+	}
+	if f := seccompFinding(t, dir); f == nil || !f.Unknown {
+		t.Errorf("seccomp/ a symlink: %+v, want an unknown finding (a link is not followed)", f)
+	}
+	if err := os.Remove(filepath.Join(dir, "seccomp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "seccomp"), os.DirFS(root)); err != nil {
+		t.Fatal(err)
+	}
+	if f := seccompFinding(t, dir); f != nil {
+		t.Errorf("seccomp/ beside the manifest: %+v, want the profile read and no finding", f)
+	}
 	// A misspelled SeccompProfile field is an error, as the API server's
 	// strict field validation makes it.
 	bad := strings.Replace(spo("agentbox-amd64"), "defaultAction:", "defaultActoin:", 1)
 	if _, err := LoadKube([]string{writeManifest(t, withProfile("operator/agentbox-amd64.json"), bad)}, KubeOptions{}); err == nil || !strings.Contains(err.Error(), "defaultActoin") {
 		t.Errorf("a misspelled SeccompProfile field: %v, want an error naming it", err)
 	}
+}
+
+func seccompFinding(t *testing.T, path string) *Finding {
+	t.Helper()
+	cs, err := LoadKube([]string{path}, KubeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range Audit(cs, Options{}).Containers[0].Findings {
+		if f.Code == CodeSeccompWeak {
+			return &f
+		}
+	}
+	return nil
 }
 
 // A writable PVC is extra-writable-mount unless the pod declares it its
