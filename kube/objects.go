@@ -424,26 +424,35 @@ func (r *renderer) workspaceVolume() *corev1.PersistentVolumeClaimVolumeSource {
 	switch {
 	case r.o.WorkspaceClaim != "":
 		return &corev1.PersistentVolumeClaimVolumeSource{ClaimName: r.o.WorkspaceClaim}
+	case r.o.WorkspaceSize != "" && r.o.Format == FormatAgentSandbox:
+		// The controller's claim for the Sandbox (it puts the same
+		// volume in the pod it creates).
+		return &corev1.PersistentVolumeClaimVolumeSource{ClaimName: workspaceVolume + "-" + AgentName}
 	case r.o.WorkspaceSize != "":
 		return &corev1.PersistentVolumeClaimVolumeSource{ClaimName: WorkspaceClaimName}
 	}
 	return nil
 }
 
+// claimSpec is the workspace claim of --workspace-size: one node's
+// read-write volume of the cluster's default storage class.
+func (r *renderer) claimSpec() corev1.PersistentVolumeClaimSpec {
+	return corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(r.o.WorkspaceSize)}},
+	}
+}
+
 // workspaceClaim renders the workspace's PersistentVolumeClaim when
-// Options.WorkspaceSize asks for one: one node's read-write volume of the
-// cluster's default storage class.
+// Options.WorkspaceSize asks for one (for agent-sandbox, the Sandbox's
+// volume claim template is it: sandboxClaims).
 func (r *renderer) workspaceClaim() error {
-	if r.o.WorkspaceSize == "" {
+	if r.o.WorkspaceSize == "" || r.o.Format == FormatAgentSandbox {
 		if r.o.WorkspaceClaim != "" {
 			r.out.Notes = append(r.out.Notes, fmt.Sprintf("the workspace is the PersistentVolumeClaim %s, which must exist in namespace %s (the pod waits for it)", r.o.WorkspaceClaim, r.o.Namespace))
 		}
 		return nil
 	}
-	size := resource.MustParse(r.o.WorkspaceSize) // validated
-	r.add(&corev1.PersistentVolumeClaim{TypeMeta: typeMeta("v1", "PersistentVolumeClaim"), ObjectMeta: r.meta(WorkspaceClaimName, agentComponent), Spec: corev1.PersistentVolumeClaimSpec{
-		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
-	}})
+	r.add(&corev1.PersistentVolumeClaim{TypeMeta: typeMeta("v1", "PersistentVolumeClaim"), ObjectMeta: r.meta(WorkspaceClaimName, agentComponent), Spec: r.claimSpec()})
 	return nil
 }

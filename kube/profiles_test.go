@@ -310,3 +310,41 @@ func TestInstallerScriptCopiesTheProfiles(t *testing.T) {
 		}
 	}
 }
+
+// With agent-sandbox, --workspace-size is the Sandbox's volume claim
+// template: the controller creates workspace-SANDBOX and mounts it as the
+// pod's workspace volume, which the pod template names already.
+func TestRenderSandboxWorkspaceClaimTemplate(t *testing.T) {
+	out := renderWith(t, func(o *kube.Options) { o.Format, o.WorkspaceSize = kube.FormatAgentSandbox, "5Gi" })
+	n := 0
+	for _, o := range out.Objects {
+		var claims []kube.SandboxClaimTemplate
+		var spec corev1.PodSpec
+		switch x := o.(type) {
+		case *corev1.PersistentVolumeClaim:
+			t.Errorf("a PersistentVolumeClaim %s is rendered beside the claim templates", x.Name)
+			continue
+		case *kube.SandboxTemplate:
+			claims, spec = x.Spec.VolumeClaimTemplates, x.Spec.PodTemplate.Spec
+		case *kube.Sandbox:
+			claims, spec = x.Spec.VolumeClaimTemplates, x.Spec.PodTemplate.Spec
+		default:
+			continue
+		}
+		n++
+		if len(claims) != 1 || claims[0].Metadata.Name != "workspace" || claims[0].Spec.Resources.Requests.Storage().String() != "5Gi" {
+			t.Errorf("%T claims %+v, want the 5Gi workspace", o, claims)
+		}
+		found := false
+		for _, v := range spec.Volumes {
+			found = found || (v.Name == "workspace" && v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "workspace-"+kube.AgentName)
+		}
+		if !found {
+			t.Errorf("%T pod volumes %+v, want workspace from workspace-%s", o, spec.Volumes, kube.AgentName)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d agent-sandbox objects", n)
+	}
+	auditsClean(t, out)
+}

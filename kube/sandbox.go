@@ -49,13 +49,28 @@ type SandboxNetworkPolicy struct {
 	Egress  []networkingv1.NetworkPolicyEgressRule  `json:"egress,omitempty"`
 }
 
+// SandboxClaimTemplate is a PersistentVolumeClaim the controller creates
+// for each Sandbox, named NAME-SANDBOX, and mounts as the pod's volume
+// NAME (agent-sandbox's PersistentVolumeClaimTemplate).
+type SandboxClaimTemplate struct {
+	Metadata SandboxClaimMetadata             `json:"metadata"`
+	Spec     corev1.PersistentVolumeClaimSpec `json:"spec"`
+}
+
+// SandboxClaimMetadata names a claim template.
+type SandboxClaimMetadata struct {
+	Name   string            `json:"name,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
 // SandboxTemplateSpec is the part of a SandboxTemplate's spec agentbox
-// writes: the pod template and the managed network policy.
+// writes: the pod template, its claims and the managed network policy.
 type SandboxTemplateSpec struct {
-	PodTemplate             SandboxPodTemplate    `json:"podTemplate"`
-	NetworkPolicy           *SandboxNetworkPolicy `json:"networkPolicy,omitempty"`
-	NetworkPolicyManagement string                `json:"networkPolicyManagement,omitempty"`
-	EnvVarsInjectionPolicy  string                `json:"envVarsInjectionPolicy,omitempty"`
+	PodTemplate             SandboxPodTemplate     `json:"podTemplate"`
+	VolumeClaimTemplates    []SandboxClaimTemplate `json:"volumeClaimTemplates,omitempty"`
+	NetworkPolicy           *SandboxNetworkPolicy  `json:"networkPolicy,omitempty"`
+	NetworkPolicyManagement string                 `json:"networkPolicyManagement,omitempty"`
+	EnvVarsInjectionPolicy  string                 `json:"envVarsInjectionPolicy,omitempty"`
 }
 
 // SandboxTemplate is agent-sandbox's reusable sandbox definition.
@@ -67,7 +82,8 @@ type SandboxTemplate struct {
 
 // SandboxSpec is the part of a Sandbox's spec agentbox writes.
 type SandboxSpec struct {
-	PodTemplate SandboxPodTemplate `json:"podTemplate"`
+	PodTemplate          SandboxPodTemplate     `json:"podTemplate"`
+	VolumeClaimTemplates []SandboxClaimTemplate `json:"volumeClaimTemplates,omitempty"`
 }
 
 // Sandbox is agent-sandbox's one sandbox: a pod with a stable identity.
@@ -103,11 +119,26 @@ func deepCopy[T any](v *T) *T {
 // policy selects it.
 func (r *renderer) agentSandbox(m metav1.ObjectMeta, spec corev1.PodSpec) {
 	tmpl := SandboxPodTemplate{Metadata: SandboxPodMetadata{Labels: m.Labels, Annotations: m.Annotations}, Spec: spec}
+	claims := r.sandboxClaims()
 	r.add(&SandboxTemplate{TypeMeta: typeMeta(sandboxTemplateAPIVersion, "SandboxTemplate"), ObjectMeta: m, Spec: SandboxTemplateSpec{
 		PodTemplate:             tmpl,
+		VolumeClaimTemplates:    claims,
 		NetworkPolicyManagement: "Managed",
 		EnvVarsInjectionPolicy:  "Disallowed",
 		NetworkPolicy:           &SandboxNetworkPolicy{Egress: agentEgress()},
 	}})
-	r.add(&Sandbox{TypeMeta: typeMeta(sandboxAPIVersion, "Sandbox"), ObjectMeta: m, Spec: SandboxSpec{PodTemplate: tmpl}})
+	r.add(&Sandbox{TypeMeta: typeMeta(sandboxAPIVersion, "Sandbox"), ObjectMeta: m, Spec: SandboxSpec{PodTemplate: tmpl, VolumeClaimTemplates: claims}})
+}
+
+// sandboxClaims is the workspace of --workspace-size as agent-sandbox's
+// volume claim template: one claim per Sandbox (workspace-SANDBOX), which
+// the controller creates, owns and mounts as the pod's workspace volume.
+func (r *renderer) sandboxClaims() []SandboxClaimTemplate {
+	if r.o.WorkspaceSize == "" {
+		return nil
+	}
+	return []SandboxClaimTemplate{{
+		Metadata: SandboxClaimMetadata{Name: workspaceVolume},
+		Spec:     r.claimSpec(),
+	}}
 }
