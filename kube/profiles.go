@@ -133,7 +133,7 @@ func (r *renderer) profiles() error {
 		r.seccomp = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 		r.out.Residuals = append(r.out.Residuals, policy.Residual{
 			Code:   "seccomp-runtime-default",
-			Reason: "the pods run under the node runtime's default seccomp profile, not agentbox's own (--profiles files or spo installs agentbox's on the nodes)",
+			Reason: "the pods run under the node runtime's default seccomp and AppArmor profiles, not agentbox's own (--profiles files installs both on the nodes, --profiles spo the seccomp profile)",
 		})
 		return nil
 	case ProfilesFiles:
