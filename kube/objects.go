@@ -133,7 +133,7 @@ func (r *renderer) agentLimits() (corev1.ResourceList, error) {
 	return l, nil
 }
 
-// mounts gives the workspace an emptyDir and each plan tmpfs a
+// mounts gives the workspace an emptyDir (or its claim) and each plan tmpfs a
 // memory-backed emptyDir with its size. The image is the root, so the
 // plan's system, /etc, install and runtime mounts have no counterpart.
 func (r *renderer) mounts(spec *corev1.PodSpec, c *corev1.Container) {
