@@ -317,7 +317,11 @@ func WriteKubeSummary(w io.Writer, res KubeResult, refused bool) error {
 	for _, c := range res.Report.Containers {
 		if ps := c.Model.PodSecurity; ps != nil && !seen[c.Name] {
 			seen[c.Name] = true
-			fmt.Fprintf(&b, "pod security %s: %s\n", c.Name, ps)
+			note := ""
+			if isInstaller(res.Output, c.Name) && !ps.Allowed {
+				note = " (accepted below: the installer's namespace is " + kube.SystemNamespace + ")"
+			}
+			fmt.Fprintf(&b, "pod security %s: %s%s\n", c.Name, ps, note)
 		}
 	}
 	for _, c := range res.Report.Containers {
