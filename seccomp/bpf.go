@@ -6,15 +6,16 @@ import (
 )
 
 // Classic BPF opcodes (linux/filter.h, linux/bpf_common.h): the few a
-// seccomp filter of this package is made of.
+// seccomp filter of this package is made of. constants_linux_test.go checks
+// them against golang.org/x/sys/unix.
 const (
-	bpfLdWAbs = 0x00 | 0x00 | 0x20 // BPF_LD | BPF_W | BPF_ABS
-	bpfAndK   = 0x04 | 0x50 | 0x00 // BPF_ALU | BPF_AND | BPF_K
-	bpfJA     = 0x05 | 0x00        // BPF_JMP | BPF_JA
-	bpfJEQ    = 0x05 | 0x10 | 0x00 // BPF_JMP | BPF_JEQ | BPF_K
-	bpfJGT    = 0x05 | 0x20 | 0x00 // BPF_JMP | BPF_JGT | BPF_K
-	bpfJGE    = 0x05 | 0x30 | 0x00 // BPF_JMP | BPF_JGE | BPF_K
-	bpfRetK   = 0x06 | 0x00        // BPF_RET | BPF_K
+	bpfLdWAbs = 0x20 // BPF_LD | BPF_W | BPF_ABS
+	bpfAndK   = 0x54 // BPF_ALU | BPF_AND | BPF_K
+	bpfJA     = 0x05 // BPF_JMP | BPF_JA
+	bpfJEQ    = 0x15 // BPF_JMP | BPF_JEQ | BPF_K
+	bpfJGT    = 0x25 // BPF_JMP | BPF_JGT | BPF_K
+	bpfJGE    = 0x35 // BPF_JMP | BPF_JGE | BPF_K
+	bpfRetK   = 0x06 // BPF_RET | BPF_K
 )
 
 // maxInstructions is BPF_MAXINSNS: the kernel refuses a longer filter.

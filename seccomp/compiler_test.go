@@ -51,7 +51,7 @@ func TestCompileComparesBothWords(t *testing.T) {
 		{specs.OpGreaterEqual, hi1 | 5, 0, 1 << 63, true},
 		{specs.OpLessThan, hi1, 0, 0xffffffff, true},
 		{specs.OpLessThan, hi1, 0, hi1, false},
-		{specs.OpLessThan, 2*hi1 | 0, 0, hi1 | 0xffffffff, true},
+		{specs.OpLessThan, 2 * hi1, 0, hi1 | 0xffffffff, true},
 		{specs.OpLessThan, 0, 0, 0, false},
 		{specs.OpLessEqual, hi1 | 5, 0, 0xffffffff, true}, // libseccomp 2.5.4 gets this wrong when ORed with another LT
 		{specs.OpLessEqual, hi1 | 5, 0, hi1 | 5, true},
@@ -61,8 +61,8 @@ func TestCompileComparesBothWords(t *testing.T) {
 		{specs.OpMaskedEqual, 0x0f, 0x05, 0xf5, true},
 		{specs.OpMaskedEqual, 0x0f, 0x05, hi1 | 0x05, true}, // high word outside the mask
 		{specs.OpMaskedEqual, 0x0f, 0x05, 0x06, false},
-		{specs.OpMaskedEqual, 0x0f, 0x15, 0x05, true},              // datum bits outside the mask are masked, as libseccomp does
-		{specs.OpMaskedEqual, hi1 | 0xff, hi1, 0x100, false},       // a mask with bits in both words
+		{specs.OpMaskedEqual, 0x0f, 0x15, 0x05, true},               // datum bits outside the mask are masked, as libseccomp does
+		{specs.OpMaskedEqual, hi1 | 0xff, hi1, 0x100, false},        // a mask with bits in both words
 		{specs.OpMaskedEqual, hi1 | 0xff, hi1, 3*hi1 | 0x100, true}, // ... tests both
 		{specs.OpMaskedEqual, 0xffffffff00000000, 0, 0xffffffff, true},
 		{specs.OpMaskedEqual, 0xffffffff00000000, 0, hi1, false},
@@ -225,12 +225,15 @@ func TestCompileErrorsWithoutLibseccomp(t *testing.T) {
 		"bad rule":     {&specs.LinuxSeccomp{DefaultAction: specs.ActErrno, Syscalls: []specs.LinuxSyscall{{Names: []string{"read"}, Action: "X"}}}, `syscalls[0]: action: unknown action "X"`},
 		"bad errno":    {&specs.LinuxSeccomp{DefaultAction: specs.ActErrno, DefaultErrnoRet: new(uint(5000))}, "errnoRet 5000"},
 		"bad index": {&specs.LinuxSeccomp{DefaultAction: specs.ActErrno, Syscalls: []specs.LinuxSyscall{
-			{Names: []string{"read"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{{Index: 6, Op: specs.OpEqualTo}}}}}, "index 6"},
+			{Names: []string{"read"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{{Index: 6, Op: specs.OpEqualTo}}},
+		}}, "index 6"},
 		"bad op": {&specs.LinuxSeccomp{DefaultAction: specs.ActErrno, Syscalls: []specs.LinuxSyscall{
-			{Names: []string{"read"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{{Op: "SCMP_CMP_ALMOST"}}}}}, "unknown operator"},
+			{Names: []string{"read"}, Action: specs.ActAllow, Args: []specs.LinuxSeccompArg{{Op: "SCMP_CMP_ALMOST"}}},
+		}}, "unknown operator"},
 		"two actions": {&specs.LinuxSeccomp{DefaultAction: specs.ActErrno, Syscalls: []specs.LinuxSyscall{
 			{Names: []string{"read"}, Action: specs.ActAllow},
-			{Names: []string{"read"}, Action: specs.ActLog, Args: []specs.LinuxSeccompArg{{Op: specs.OpEqualTo}}}}}, "read has rules with actions SCMP_ACT_ALLOW and SCMP_ACT_LOG"},
+			{Names: []string{"read"}, Action: specs.ActLog, Args: []specs.LinuxSeccompArg{{Op: specs.OpEqualTo}}},
+		}}, "read has rules with actions SCMP_ACT_ALLOW and SCMP_ACT_LOG"},
 	} {
 		_, err := Compile(tc.p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -242,8 +245,10 @@ func TestCompileErrorsWithoutLibseccomp(t *testing.T) {
 // TestCompileSkipsUnknownNames: a name outside the table is skipped and
 // reported; one the table knows on another architecture only adds nothing.
 func TestCompileSkipsUnknownNames(t *testing.T) {
-	p := &specs.LinuxSeccomp{DefaultAction: specs.ActErrno, Architectures: []specs.Arch{specs.ArchAARCH64},
-		Syscalls: []specs.LinuxSyscall{{Names: []string{"raed", "open", "read", "socketcall"}, Action: specs.ActAllow}}}
+	p := &specs.LinuxSeccomp{
+		DefaultAction: specs.ActErrno, Architectures: []specs.Arch{specs.ArchAARCH64},
+		Syscalls: []specs.LinuxSyscall{{Names: []string{"raed", "open", "read", "socketcall"}, Action: specs.ActAllow}},
+	}
 	prog, err := Compile(p)
 	if err != nil {
 		t.Fatal(err)

@@ -197,12 +197,18 @@ func (b *byteReader) u64() uint64 {
 }
 
 var (
-	fuzzNames = []string{"read", "write", "openat", "socket", "clone", "personality", "mmap", "ioctl",
-		"open", "socketcall", "getpid", "no_such_syscall", "_llseek", "kill", "futex"}
-	fuzzOps = []specs.LinuxSeccompOperator{specs.OpEqualTo, specs.OpNotEqual, specs.OpLessThan,
-		specs.OpLessEqual, specs.OpGreaterThan, specs.OpGreaterEqual, specs.OpMaskedEqual}
-	fuzzValues = []uint64{0, 1, 2, 10, 15, 16, 0xffffffff, 1 << 32, 1<<32 | 5, ^uint64(0), 1 << 63,
-		0x7e020000, 0xffffffff00000000, 0x00000000ffff0000}
+	fuzzNames = []string{
+		"read", "write", "openat", "socket", "clone", "personality", "mmap", "ioctl",
+		"open", "socketcall", "getpid", "no_such_syscall", "_llseek", "kill", "futex",
+	}
+	fuzzOps = []specs.LinuxSeccompOperator{
+		specs.OpEqualTo, specs.OpNotEqual, specs.OpLessThan,
+		specs.OpLessEqual, specs.OpGreaterThan, specs.OpGreaterEqual, specs.OpMaskedEqual,
+	}
+	fuzzValues = []uint64{
+		0, 1, 2, 10, 15, 16, 0xffffffff, 1 << 32, 1<<32 | 5, ^uint64(0), 1 << 63,
+		0x7e020000, 0xffffffff00000000, 0x00000000ffff0000,
+	}
 )
 
 func errnoAction(a specs.LinuxSeccompAction, errno uint) (specs.LinuxSeccompAction, *uint) {
