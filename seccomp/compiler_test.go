@@ -271,7 +271,7 @@ func TestCompileShippedProfilesWithoutLibseccomp(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, arch := range profiles.Arches() {
 		for _, p := range []*specs.LinuxSeccomp{profiles.Default().OCI(arch), profiles.Default().LoggedOCI(arch, "/l")} {
-			if !checkProfile(t, p, 50000, r) {
+			if !checkProfile(t, p, 20000, r) {
 				t.Fatalf("%s: refused", arch)
 			}
 		}
