@@ -56,7 +56,7 @@ generate: ## regenerate checked-in files (seccomp JSON, AppArmor profile, golden
 
 verify-generate: ## fail when regenerating would change a checked-in file
 	$(GO) generate ./...
-	@git diff --exit-code -- seccomp/profiles apparmor || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- seccomp/profiles seccomp/zsyscalls.go apparmor || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
 bench: build ## benchmarks: agentbox run vs plain runc, seccomp compile, probe suite, gateway
 	scripts/bench.sh

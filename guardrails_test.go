@@ -83,6 +83,7 @@ var layers = map[string]layer{
 	"netpolicy/scripted":            {}, // the escape self-test's model: it serves, runs nothing
 	"seccomp/profiles":              {},
 	"seccomp/profiles/internal/gen": {may: []string{"seccomp/profiles"}},
+	"seccomp/internal/syscallgen":   {}, // go generate: the syscall table, from libseccomp
 	"seccomp":                       {may: []string{"seccomp/profiles"}},
 	"apparmor":                      {exec: true}, // apparmor_parser loads profiles
 	"userns":                        {exec: true}, // newuidmap

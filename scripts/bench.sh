@@ -7,7 +7,8 @@
 #   issue 4  the probe suite: inside real sandboxes and in-process on the host
 #   issue 3  audit of a 50-service compose file and of a running container
 #   issue 5  the gateway beside a direct loopback connection (netpolicy)
-#   seccomp  compiling the profile, native only vs with the 32-bit ABIs
+#   seccomp  compiling the profile, native only vs with the 32-bit ABIs, and
+#            agentbox's pure-Go compiler (purego-ARCH) vs libseccomp
 #
 # Needs root (it starts sandboxes), runc, and what `make build` and the
 # Debian packages of `make setup` give. Sends traffic to loopback only.

@@ -3,8 +3,6 @@
 package seccomp
 
 import (
-	"encoding/binary"
-	"fmt"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -13,62 +11,6 @@ import (
 
 	"github.com/agentbox/agentbox/seccomp/profiles"
 )
-
-// runBPF interprets a classic BPF seccomp program on one seccomp_data
-// (nr, arch, ip, args) the way the kernel does, for the opcodes libseccomp
-// emits. It lets the test check the program for a foreign architecture and
-// for ABIs this host cannot enter safely (x32, int 0x80, AArch32). Both
-// supported architectures are little-endian.
-func runBPF(prog []byte, nr int32, arch uint32, args [6]uint64) (uint32, error) {
-	data := make([]byte, 64)
-	binary.LittleEndian.PutUint32(data[0:], uint32(nr))
-	binary.LittleEndian.PutUint32(data[4:], arch)
-	for i, a := range args {
-		binary.LittleEndian.PutUint64(data[16+8*i:], a)
-	}
-	var acc uint32
-	for pc := 0; pc*8 < len(prog); pc++ {
-		ins := prog[pc*8:]
-		code, jt, jf, k := binary.NativeEndian.Uint16(ins), int(ins[2]), int(ins[3]), binary.NativeEndian.Uint32(ins[4:])
-		jump := func(cond bool) {
-			if cond {
-				pc += jt
-			} else {
-				pc += jf
-			}
-		}
-		switch code {
-		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
-			if k+4 > 64 {
-				return 0, fmt.Errorf("pc %d: load at offset %d", pc, k)
-			}
-			acc = binary.LittleEndian.Uint32(data[k:])
-		case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
-			acc &= k
-		case unix.BPF_JMP | unix.BPF_JA:
-			pc += int(k)
-		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:
-			jump(acc == k)
-		case unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K:
-			jump(acc > k)
-		case unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
-			jump(acc >= k)
-		case unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
-			jump(acc&k != 0)
-		case unix.BPF_RET | unix.BPF_K:
-			return k, nil
-		case unix.BPF_RET | unix.BPF_A:
-			return acc, nil
-		default:
-			return 0, fmt.Errorf("pc %d: opcode %#x not interpreted", pc, code)
-		}
-	}
-	return 0, fmt.Errorf("program ran off its end")
-}
-
-// x32SyscallBit is __X32_SYSCALL_BIT from asm/unistd.h: x32 syscalls
-// enter with the x86_64 audit arch and this bit set in the number.
-const x32SyscallBit = 0x40000000
 
 const (
 	retAllow  = unix.SECCOMP_RET_ALLOW

@@ -31,8 +31,9 @@ type Program struct {
 	// Instructions is the number of BPF instructions; the kernel accepts at
 	// most 4096 per filter.
 	Instructions int
-	// Skipped lists the names the linked libseccomp could not resolve; the
-	// program leaves those syscalls to the default action.
+	// Skipped lists the names libseccomp could not resolve (the linked one
+	// for CompileLibseccomp, the one zsyscalls.go was generated from for
+	// Compile); the program leaves those syscalls to the default action.
 	Skipped []string
 }
 

@@ -1,5 +1,3 @@
-//go:build cgo && linux
-
 package seccomp
 
 import (
@@ -13,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -21,7 +20,7 @@ import (
 )
 
 // probeHelperEnv makes the test binary a helper process (see TestMain):
-// "control" runs the probes as is, "filtered" first loads agentbox's filter.
+// the mode (see probeHelper) says which filter it loads first.
 const probeHelperEnv = "AGENTBOX_SECCOMP_PROBE_HELPER"
 
 func TestMain(m *testing.M) {
@@ -128,18 +127,28 @@ func execTrue() string {
 
 // probeHelper runs in the re-executed test binary and prints one JSON
 // object: probe name -> outcome, plus the Seccomp and NoNewPrivs lines of
-// /proc/self/status.
+// /proc/self/status. Mode "control" runs the probes as they are,
+// "libseccomp" under the filter libseccomp builds and loads, "compiled"
+// under Compile's program, loaded the way agentbox-init loads it.
 func probeHelper(mode string) int {
 	runtime.LockOSThread()
-	if mode == "filtered" {
-		if err := loadAgentboxFilter(); err != nil {
-			fmt.Fprintln(os.Stderr, "load filter:", err)
-			return 3
-		}
+	var err error
+	switch mode {
+	case "control":
+	case "libseccomp":
+		err = loadLibseccompFilter()
+	case "compiled":
+		err = loadCompiledFilter()
+	default:
+		err = fmt.Errorf("unknown helper mode %q", mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load filter:", err)
+		return 3
 	}
 	out := map[string]string{}
 	for _, p := range probes() {
-		if mode == "filtered" || !p.onlyFilter {
+		if mode != "control" || !p.onlyFilter {
 			out[p.name] = p.call()
 		}
 	}
@@ -152,20 +161,32 @@ func probeHelper(mode string) int {
 	return 0
 }
 
-// loadAgentboxFilter compiles the native profile as Compile does and loads
-// it; libseccomp sets no_new_privs first and syncs the filter to every
-// thread of the Go runtime (TSYNC).
-func loadAgentboxFilter() error {
+// loadLibseccompFilter compiles the native profile with libseccomp and
+// loads it (libseccomp_kernel_linux_test.go); nil without cgo.
+var loadLibseccompFilter func() error
+
+// loadCompiledFilter compiles the native profile with Compile and loads it
+// as agentbox-init does: no_new_privs, then seccomp(2) with TSYNC, so that
+// every thread of the Go runtime is filtered.
+func loadCompiledFilter() error {
 	p, err := profiles.Default().NativeOCI()
 	if err != nil {
 		return err
 	}
-	f, _, err := build(p)
+	prog, err := Compile(p)
 	if err != nil {
 		return err
 	}
-	defer f.Release()
-	return f.Load()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	fprog := unix.SockFprog{Len: uint16(prog.Instructions), Filter: (*unix.SockFilter)(unsafe.Pointer(&prog.BPF[0]))}
+	_, _, en := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(prog.BPF)
+	if en != 0 {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER) of %d instructions: %w", prog.Instructions, en)
+	}
+	return nil
 }
 
 func procStatus() map[string]string {
@@ -212,22 +233,30 @@ func requireSeccompFilter(t *testing.T) {
 }
 
 // TestKernelEnforcesProfile loads agentbox's filter in a helper process
-// (no root needed: no_new_privs suffices) and checks the outcome of real
-// syscalls. A control run without the filter shows that the probes tell
-// the filter's refusals from the kernel's own answers.
+// (no root needed: no_new_privs suffices), once as Compile builds it and
+// once as libseccomp does, and checks the outcome of real syscalls. A
+// control run without the filter shows that the probes tell the filter's
+// refusals from the kernel's own answers.
 func TestKernelEnforcesProfile(t *testing.T) {
 	requireSeccompFilter(t)
 	control := runProbeHelper(t, "control")
-	filtered := runProbeHelper(t, "filtered")
-	if filtered["Seccomp"] != "2" || filtered["NoNewPrivs"] != "1" {
-		t.Fatalf("helper did not run under a filter: Seccomp=%q NoNewPrivs=%q", filtered["Seccomp"], filtered["NoNewPrivs"])
-	}
-	for _, p := range probes() {
-		got := filtered[p.name]
-		if got != p.want {
-			t.Errorf("%s: got %s under agentbox's filter, want %s (without the filter: %s)", p.name, got, p.want, control[p.name])
-		}
-		t.Logf("%-44s filtered=%-7s unfiltered=%s", p.name, got, control[p.name])
+	for _, mode := range []string{"compiled", "libseccomp"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "libseccomp" && loadLibseccompFilter == nil {
+				testutil.Skip(t, "built without cgo: libseccomp's filter is not loaded")
+			}
+			filtered := runProbeHelper(t, mode)
+			if filtered["Seccomp"] != "2" || filtered["NoNewPrivs"] != "1" {
+				t.Fatalf("helper did not run under a filter: Seccomp=%q NoNewPrivs=%q", filtered["Seccomp"], filtered["NoNewPrivs"])
+			}
+			for _, p := range probes() {
+				got := filtered[p.name]
+				if got != p.want {
+					t.Errorf("%s: got %s under agentbox's filter, want %s (without the filter: %s)", p.name, got, p.want, control[p.name])
+				}
+				t.Logf("%-44s filtered=%-7s unfiltered=%s", p.name, got, control[p.name])
+			}
+		})
 	}
 	if control["Seccomp"] != "0" {
 		t.Logf("the test itself runs under a seccomp filter (Seccomp=%s); control outcomes reflect it", control["Seccomp"])

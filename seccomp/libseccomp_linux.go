@@ -72,13 +72,15 @@ func validateRule(ve *ValidationError, i int, r specs.LinuxSyscall, arches []lib
 	}
 }
 
-// Compile builds p into a BPF program with libseccomp the way runc 1.1
-// does: rules whose action equals the default are dropped, names the linked
-// libseccomp does not know are skipped (and listed in Program.Skipped), and
-// conditions on the same argument become separate rules. Unlike runc it
-// compiles for exactly the listed architectures, so that a profile for
-// another architecture can be compiled and measured on this host.
-func Compile(p *specs.LinuxSeccomp) (Program, error) {
+// CompileLibseccomp builds p into a BPF program with libseccomp the way
+// runc 1.1 does: rules whose action equals the default are dropped, names
+// the linked libseccomp does not know are skipped (and listed in
+// Program.Skipped), and conditions on the same argument become separate
+// rules. Unlike runc it compiles for exactly the listed architectures, so
+// that a profile for another architecture can be compiled and measured on
+// this host. It is the reference Compile is tested against, and covers the
+// architectures Compile does not (x86, x32, ...).
+func CompileLibseccomp(p *specs.LinuxSeccomp) (Program, error) {
 	f, skipped, err := build(p)
 	if err != nil {
 		return Program{}, err

@@ -129,11 +129,11 @@ func TestCompileNativeOnlyIsSmaller(t *testing.T) {
 	native := profiles.Default().OCI(specs.ArchX86_64)
 	three := profiles.Default().OCI(specs.ArchX86_64)
 	three.Architectures = []specs.Arch{specs.ArchX86_64, specs.ArchX86, specs.ArchX32}
-	a, err := Compile(native)
+	a, err := CompileLibseccomp(native)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Compile(three)
+	b, err := CompileLibseccomp(three)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,30 +154,34 @@ func TestCompileErrors(t *testing.T) {
 		if _, err := Compile(p); err == nil {
 			t.Errorf("%s: Compile succeeded", name)
 		}
+		if _, err := CompileLibseccomp(p); err == nil {
+			t.Errorf("%s: CompileLibseccomp succeeded", name)
+		}
 	}
 }
 
 // BenchmarkCompile measures what a runtime pays on every container start to
-// turn the profile into BPF: for each native architecture, and for x86_64
-// with the i386 and x32 ABIs added as Docker's default profile does.
+// turn the profile into BPF with libseccomp: for each native architecture,
+// and for x86_64 with the i386 and x32 ABIs added as Docker's default
+// profile does; and, as purego-ARCH, what agentbox's own compiler (Compile)
+// pays for the same native profile.
 func BenchmarkCompile(b *testing.B) {
 	three := profiles.Default().OCI(specs.ArchX86_64)
 	three.Architectures = []specs.Arch{specs.ArchX86_64, specs.ArchX86, specs.ArchX32}
-	cases := []struct {
-		name string
-		p    *specs.LinuxSeccomp
-	}{{"SCMP_ARCH_X86_64+X86+X32", three}}
+	type bench struct {
+		name    string
+		p       *specs.LinuxSeccomp
+		compile func(*specs.LinuxSeccomp) (Program, error)
+	}
+	cases := []bench{{"SCMP_ARCH_X86_64+X86+X32", three, CompileLibseccomp}}
 	for _, arch := range profiles.Arches() {
-		cases = append(cases, struct {
-			name string
-			p    *specs.LinuxSeccomp
-		}{string(arch), profiles.Default().OCI(arch)})
+		cases = append(cases, bench{string(arch), profiles.Default().OCI(arch), CompileLibseccomp},
+			bench{"purego-" + string(arch), profiles.Default().OCI(arch), Compile})
 	}
 	for _, c := range cases {
-		p := c.p
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := Compile(p); err != nil {
+				if _, err := c.compile(c.p); err != nil {
 					b.Fatal(err)
 				}
 			}

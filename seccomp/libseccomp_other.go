@@ -11,8 +11,9 @@ import (
 // Validate needs libseccomp; this build has none.
 func Validate(*specs.LinuxSeccomp) error { return ErrNotSupported }
 
-// Compile needs libseccomp; this build has none.
-func Compile(*specs.LinuxSeccomp) (Program, error) { return Program{}, ErrNotSupported }
+// CompileLibseccomp needs libseccomp; this build has none. Compile, which
+// does not, covers agentbox's architectures.
+func CompileLibseccomp(*specs.LinuxSeccomp) (Program, error) { return Program{}, ErrNotSupported }
 
 // LibseccompVersion needs libseccomp; this build has none.
 func LibseccompVersion() (profiles.Version, error) { return profiles.Version{}, ErrNotSupported }

@@ -10,10 +10,15 @@
 //   - Check and Weaknesses (pure Go) tell which of the dangerous syscalls
 //     agentbox refuses a profile would let through, outright or for some
 //     argument values. The audit reports them as seccomp-profile-weak.
-//   - Validate and Compile use libseccomp through
+//   - Compile (pure Go, any build) turns a profile for x86_64 or aarch64
+//     into the classic BPF program the kernel loads, with the decisions
+//     libseccomp gives it the way runc adds it; --isolation user loads its
+//     output, since no OCI runtime compiles a filter there.
+//   - Validate and CompileLibseccomp use libseccomp through
 //     github.com/seccomp/libseccomp-golang: every name must resolve on the
 //     target architecture, and the filter is built into BPF the way runc
-//     builds it. They need cgo and libseccomp (libseccomp-dev to build);
+//     builds it; CompileLibseccomp is the reference Compile is tested
+//     against. They need cgo and libseccomp (libseccomp-dev to build);
 //     without them they return ErrNotSupported, and only when called.
 //
 // What seccomp does not defend against: syscalls the profile allows are
@@ -32,8 +37,9 @@ import (
 	"github.com/agentbox/agentbox/seccomp/profiles"
 )
 
-// ErrNotSupported is returned by Validate and Compile in a binary built
-// without cgo or for an OS other than Linux.
+// ErrNotSupported is returned by Validate, CompileLibseccomp and
+// LibseccompVersion in a binary built without cgo or for an OS other than
+// Linux.
 var ErrNotSupported = errors.New("seccomp: libseccomp support not compiled in (build with CGO_ENABLED=1 on Linux and install libseccomp-dev)")
 
 // Verdict is what a profile does with one call.

@@ -34,10 +34,13 @@ for a in 127.0.0.1/$gw ::1/$gw 127.0.0.1/$PORT4 ::1/$PORT6; do
   (exec 3<>/dev/tcp/$a) 2>/dev/null && echo "tcp $a=connected" || echo "tcp $a=refused"
 done
 echo written > written-by-agent && echo "ws_write=ok"
+echo "seccomp=$(sed -n 's/^Seccomp:[[:space:]]*//p' /proc/self/status)"
+setarch "$(uname -m)" -R true 2>/dev/null && echo "personality(ADDR_NO_RANDOMIZE)=allowed" || echo "personality(ADDR_NO_RANDOMIZE)=refused"
 `
 
-// userBinaries builds agentbox with cgo (--isolation user compiles the
-// seccomp filter with libseccomp) and agentbox-init beside it.
+// userBinaries builds agentbox and agentbox-init beside it as `make build`
+// does, without cgo: --isolation user compiles the seccomp filter in pure
+// Go (seccomp.Compile), so the static build must run it.
 func userBinaries(t *testing.T) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "abu-")
@@ -48,11 +51,11 @@ func userBinaries(t *testing.T) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for out, b := range map[string]struct{ pkg, cgo string }{"agentbox": {".", "1"}, "agentbox-init": {"../agentbox-init", "0"}} {
-		build := exec.Command("go", "build", "-o", filepath.Join(dir, out), b.pkg)
-		build.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
+	for out, pkg := range map[string]string{"agentbox": ".", "agentbox-init": "../agentbox-init"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, out), pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", b.pkg, err, msg)
+			t.Fatalf("build %s: %v\n%s", pkg, err, msg)
 		}
 	}
 	return filepath.Join(dir, "agentbox")
@@ -145,7 +148,7 @@ func TestIsolationUserAsRoot(t *testing.T) {
 		"uid=" + u.Uid + " gid=" + u.Gid + " groups=" + u.Gid,
 		"root_home=unreadable", "canary_file=unreadable", "canary_env=absent",
 		fmt.Sprintf("tcp 127.0.0.1/%d=refused", port4), fmt.Sprintf("tcp ::1/%d=refused", port6),
-		"ws_write=ok",
+		"ws_write=ok", "seccomp=2", "personality(ADDR_NO_RANDOMIZE)=refused", // the profile, compiled without cgo
 	} {
 		if !strings.Contains(got, want+"\n") {
 			t.Errorf("the agent did not print %q:\n%s", want, got)
