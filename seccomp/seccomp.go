@@ -256,7 +256,9 @@ func compare(a specs.LinuxSeccompArg, v uint64) bool {
 	case specs.OpGreaterThan:
 		return v > a.Value
 	case specs.OpMaskedEqual:
-		return v&a.Value == a.ValueTwo
+		// libseccomp masks the datum too, and so does Compile: a datum
+		// with bits outside the mask still matches what the filter matches.
+		return v&a.Value == a.ValueTwo&a.Value
 	}
 	return true // unknown operator: assume it lets the call through
 }
