@@ -131,6 +131,12 @@ func TestEvaluate(t *testing.T) {
 		Names: []string{"socket"}, Action: specs.ActErrno,
 		Args: []specs.LinuxSeccompArg{{Index: 0, Value: 17, Op: specs.OpEqualTo}},
 	}}}
+	// A masked-equal datum with bits outside the mask: the filter masks
+	// the datum too, so personality(0x10008) matches mask 0xff, datum 0x108.
+	maskedDatum := &specs.LinuxSeccomp{DefaultAction: specs.ActErrno, Syscalls: []specs.LinuxSyscall{{
+		Names: []string{"personality"}, Action: specs.ActAllow,
+		Args: []specs.LinuxSeccompArg{{Index: 0, Value: 0xff, ValueTwo: 0x108, Op: specs.OpMaskedEqual}},
+	}}}
 	newUser := []profiles.ArgValue{{Index: 0, Value: 0x10000000}}
 	packet := []profiles.ArgValue{{Index: 0, Value: 17}}
 	tests := []struct {
@@ -147,6 +153,8 @@ func TestEvaluate(t *testing.T) {
 		{"deny rule with free args under allow default", denyWithArgs, "socket", nil, AllowedSomeArgs},
 		{"unnamed syscall under allow default", denyWithArgs, "mount", nil, Allowed},
 		{"unnamed syscall under errno default", allowClone, "mount", nil, Refused},
+		{"masked datum is masked", maskedDatum, "personality", []profiles.ArgValue{{Index: 0, Value: 0x10008}}, Allowed},
+		{"masked datum still refuses others", maskedDatum, "personality", []profiles.ArgValue{{Index: 0, Value: 0x10009}}, Refused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
