@@ -19,7 +19,7 @@ func TestListIsTheUnion(t *testing.T) {
 			".local/share/keyrings", ".cargo/credentials", ".cargo/credentials.toml",
 			".terraform.d", ".codex", ".claude", ".claude.json", ".gemini",
 		},
-		{".ssh", ".aws", ".azure", ".config/gh", ".config/gcloud", ".kube", ".docker", ".gnupg", ".password-store"}, // account
+		{".ssh", ".aws", ".azure", ".config/gh", ".config/gcloud", ".kube", ".docker", ".gnupg", ".password-store"},                                 // account
 		{".ssh", ".aws", ".azure", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials", ".config/gcloud", ".config/gh", ".npmrc", ".pypirc"}, // selftest
 	}
 	rels := Rels()
