@@ -177,8 +177,10 @@ func TestFindMarker(t *testing.T) {
 // streamed method answers with data lines.
 func TestGemini(t *testing.T) {
 	decls := map[string][]any{
-		"parametersJsonSchema": {map[string]any{"name": "read_file", "parametersJsonSchema": map[string]any{}},
-			map[string]any{"name": "run_shell_command", "parametersJsonSchema": map[string]any{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "string"}}}}},
+		"parametersJsonSchema": {
+			map[string]any{"name": "read_file", "parametersJsonSchema": map[string]any{}},
+			map[string]any{"name": "run_shell_command", "parametersJsonSchema": map[string]any{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "string"}}}},
+		},
 		"parameters": {map[string]any{"name": "run_shell_command", "parameters": map[string]any{"type": "OBJECT", "properties": map[string]any{"command": map[string]any{"type": "STRING"}}}}},
 	}
 	for name, d := range decls {
