@@ -103,19 +103,20 @@ func copiedAgent(t *testing.T, pkg string) string {
 }
 
 // `agentbox selftest --agent` as an unprivileged user (scripts/
-// test-rootless.sh runs it as agentbox-test): the real codex and Claude
-// Code, each escape DENY and both controls ALLOW, as in the root run, and
-// no real key in what agentbox printed.
+// test-rootless.sh runs it as agentbox-test): the real codex, Claude Code
+// and gemini-cli, each escape DENY and both controls ALLOW, as in the root
+// run, and no real key in what agentbox printed.
 func TestAgentSelfTestRootless(t *testing.T) {
 	testutil.RequireNonRoot(t)
-	realOpenAI, realAnthropic := "sk-real-openai-"+randomHex(t), "sk-ant-real-"+randomHex(t)
+	realOpenAI, realAnthropic, realGemini := "sk-real-openai-"+randomHex(t), "sk-ant-real-"+randomHex(t), "AIza-real-"+randomHex(t)
 	for _, tc := range []struct{ pkg, name, shape string }{
 		{"@openai/codex", "codex", "tool shapes responses "},
 		{"@anthropic-ai/claude-code", "claude", "tool shapes messages Bash;"},
+		{"@google/gemini-cli", "gemini", "tool shapes gemini run_shell_command;"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := copiedAgent(t, tc.pkg)
-			env := isolatedEnv(t, "OPENAI_API_KEY="+realOpenAI, "ANTHROPIC_API_KEY="+realAnthropic)
+			env := isolatedEnv(t, "OPENAI_API_KEY="+realOpenAI, "ANTHROPIC_API_KEY="+realAnthropic, "GEMINI_API_KEY="+realGemini)
 			for i, kv := range env {
 				if p, ok := strings.CutPrefix(kv, "PATH="); ok {
 					env[i] = "PATH=" + bin + ":" + p
@@ -139,7 +140,7 @@ func TestAgentSelfTestRootless(t *testing.T) {
 			if rows["DENY"] != 9 || rows["ALLOW"] != 2 {
 				t.Errorf("attempts %v, want 9 DENY and 2 ALLOW:\n%s", rows, r.stdout)
 			}
-			if strings.Contains(r.stdout+r.stderr, realOpenAI) || strings.Contains(r.stdout+r.stderr, realAnthropic) {
+			if out := r.stdout + r.stderr; strings.Contains(out, realOpenAI) || strings.Contains(out, realAnthropic) || strings.Contains(out, realGemini) {
 				t.Error("a real key reached agentbox's output")
 			}
 		})
