@@ -73,7 +73,8 @@ var layers = map[string]layer{
 	// The leaves depend on nothing of the pipeline.
 	"agents":                        {},
 	"ledger":                        {},
-	"selftest":                      {},
+	"selftest":                      {may: []string{"policy/homesecrets"}},
+	"policy/homesecrets":            {}, // the one list of a home's credential entries
 	"termfilter":                    {},
 	"workspace":                     {},           // only ever read: never a git, never a plan
 	"internal/nsexec":               {exec: true}, // fds-exec runs a containerd shim's runtime create as its child
@@ -94,10 +95,10 @@ var layers = map[string]layer{
 	// The runtime CVE table and its pure judgement: doctor and the
 	// launcher ask it, each reading the runtime itself.
 	"engine/advisory": {},
-	"account":         {exec: true}, // useradd/dscl for setup-user
+	"account":         {may: []string{"policy/homesecrets"}, exec: true}, // useradd/dscl for setup-user
 	// Planning is pure and sits at the top of the pipeline: the host
 	// arrives as policy.Host, nothing is run.
-	"policy": {may: []string{"agents", "internal/yamlfile", "seccomp/profiles", "workspace"}},
+	"policy": {may: []string{"agents", "internal/yamlfile", "policy/homesecrets", "seccomp/profiles", "workspace"}},
 	// Host facts are captured once, for planning and for doctor.
 	"host": {may: []string{"apparmor", "policy"}, exec: true},
 	// Renderers translate a plan; they never run anything.

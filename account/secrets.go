@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agentbox/agentbox/policy/homesecrets"
 )
 
 // Secret is a credential file or directory in a home that the audit asks
@@ -16,19 +18,11 @@ type Secret struct {
 	Dir  bool   `json:"dir,omitempty"`
 }
 
-// secretDirs are the directories of a home that hold credentials: listing
-// one tells the agent what to take.
-var secretDirs = []struct{ rel, what string }{
-	{".ssh", "SSH directory"},
-	{".aws", "AWS configuration"},
-	{".azure", "Azure CLI state"},
-	{".config/gh", "GitHub CLI configuration"},
-	{".config/gcloud", "Google Cloud SDK configuration"},
-	{".kube", "Kubernetes configuration"},
-	{".docker", "Docker client configuration"},
-	{".gnupg", "GnuPG home"},
-	{".password-store", "pass store"},
-}
+// The credential entries of a home (directories, and files such as
+// ~/.netrc) are the planner's list, homesecrets.List (policy.HomeSecrets):
+// one list for the planner's refusals, this audit and the self-test's host
+// check. A directory entry is asked "can the account list it", a file
+// entry "can it read it".
 
 // secretFiles are credential files, relative to a home; a * pattern
 // matches within one directory.
@@ -59,10 +53,10 @@ var secretFiles = []struct{ rel, what string }{
 // sorted by path. Public halves of keys (*.pub) are not secrets.
 func Secrets(home string) []Secret {
 	var out []Secret
-	for _, d := range secretDirs {
-		p := filepath.Join(home, d.rel)
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			out = append(out, Secret{Path: p, What: d.what, Dir: true})
+	for _, e := range homesecrets.List {
+		p := filepath.Join(home, e.Rel)
+		if fi, err := os.Stat(p); err == nil {
+			out = append(out, Secret{Path: p, What: e.What, Dir: fi.IsDir()})
 		}
 	}
 	for _, f := range secretFiles {
@@ -75,7 +69,7 @@ func Secrets(home string) []Secret {
 			out = append(out, Secret{Path: m, What: f.what, Dir: fi.IsDir()})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return dedupe(out)
 }
 

@@ -100,6 +100,57 @@ func TestGenericLaunch(t *testing.T) {
 	}
 }
 
+// gemini-cli reaches the gateway's /google route: @google/genai's base URL
+// from GOOGLE_GEMINI_BASE_URL, the token as GEMINI_API_KEY (sent as
+// x-goog-api-key); no OpenAI or Anthropic variable, and argv unchanged.
+func TestGeminiLaunch(t *testing.T) {
+	argv := []string{"gemini", "--yolo", "-p", "hi"}
+	l, err := Prepare(argv, nil, gw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(argv, l.Argv); diff != "" {
+		t.Errorf("argv changed (-want +got):\n%s", diff)
+	}
+	for k, v := range map[string]string{
+		"GOOGLE_GEMINI_BASE_URL": gw.URL + "/google", "GEMINI_API_KEY": gw.Token, "GEMINI_TELEMETRY_ENABLED": "false",
+		"HTTPS_PROXY": gw.URL, "NO_PROXY": NoProxy, TokenEnv: gw.Token,
+	} {
+		if l.Env[k] != v {
+			t.Errorf("%s = %q, want %q", k, l.Env[k], v)
+		}
+	}
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY"} {
+		if _, ok := l.Env[k]; ok {
+			t.Errorf("gemini got %s", k)
+		}
+	}
+	if diff := cmp.Diff([]string{TokenEnv, "GEMINI_API_KEY"}, l.TokenVars()); diff != "" {
+		t.Errorf("token vars (-want +got):\n%s", diff)
+	}
+}
+
+// goose's openai provider joins OPENAI_HOST (an origin) and
+// OPENAI_BASE_PATH; its anthropic provider reads ANTHROPIC_HOST. The
+// generic variables stay for the rest.
+func TestGooseLaunch(t *testing.T) {
+	l, err := Prepare([]string{"goose", "run", "-t", "hi"}, nil, gw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{
+		"OPENAI_HOST": gw.URL + "/openai", "OPENAI_BASE_PATH": "v1/chat/completions", "OPENAI_API_KEY": gw.Token,
+		"ANTHROPIC_HOST": gw.URL + "/anthropic", "ANTHROPIC_API_KEY": gw.Token, "OPENAI_BASE_URL": gw.URL + "/openai/v1",
+	} {
+		if l.Env[k] != v {
+			t.Errorf("%s = %q, want %q", k, l.Env[k], v)
+		}
+	}
+	if l.Agent != "goose" || !l.Permission.AutoApprove {
+		t.Errorf("launch %+v", l)
+	}
+}
+
 func TestPrepareErrors(t *testing.T) {
 	for _, g := range []Gateway{
 		{URL: "", Token: "t"},
@@ -151,8 +202,10 @@ func TestPermission(t *testing.T) {
 			Mode: "default", Source: "default",
 			Note: "--allow-dangerously-skip-permissions lets the session switch to bypassPermissions",
 		}},
-		{[]string{"gemini", "-y"}, nil, Permission{Mode: "yolo", AutoApprove: true, Source: "-y"}},
-		{[]string{"gemini", "--approval-mode=yolo"}, nil, Permission{Mode: "yolo", AutoApprove: true, Source: "--approval-mode"}},
+		{[]string{"gemini", "-y"}, nil, Permission{Mode: "yolo", AutoApprove: true, Source: "-y", Note: geminiUntrusted}},
+		{[]string{"gemini", "--approval-mode=yolo"}, nil, Permission{Mode: "yolo", AutoApprove: true, Source: "--approval-mode", Note: geminiUntrusted}},
+		{[]string{"gemini", "--approval-mode", "plan"}, nil, Permission{Mode: "plan", Source: "--approval-mode"}},
+		{[]string{"gemini"}, map[string]string{"GEMINI_YOLO": "1"}, Permission{Mode: "default", Source: "default"}}, // no such variable in gemini-cli
 		{[]string{"gemini", "--approval-mode", "auto_edit"}, nil, Permission{
 			Mode: "auto_edit", Source: "--approval-mode",
 			Note: "file edits are applied without asking; commands still ask",
@@ -160,6 +213,10 @@ func TestPermission(t *testing.T) {
 		{[]string{"gemini"}, nil, Permission{Mode: "default", Source: "default"}},
 		{[]string{"goose", "run"}, nil, Permission{Mode: "auto", AutoApprove: true, Source: "default"}},
 		{[]string{"goose", "run"}, map[string]string{"GOOSE_MODE": "approve"}, Permission{Mode: "approve", Source: "GOOSE_MODE"}},
+		{[]string{"goose", "run"}, map[string]string{"GOOSE_MODE": "smart_approve"}, Permission{
+			Mode: "smart_approve", Source: "GOOSE_MODE", Note: "goose approves the actions it rates low-risk without asking",
+		}},
+		{[]string{"aider", "--yes"}, nil, Permission{Mode: "yes-always", AutoApprove: true, Source: "--yes"}}, // argparse takes the prefix
 		{[]string{"aider", "--yes-always"}, nil, Permission{Mode: "yes-always", AutoApprove: true, Source: "--yes-always"}},
 		{[]string{"aider"}, nil, Permission{Mode: "default", Source: "default"}},
 		{[]string{"opencode", "run", "--dangerously-skip-permissions", "x"}, nil, Permission{Mode: "skip-permissions", AutoApprove: true, Source: "--dangerously-skip-permissions"}},

@@ -51,7 +51,6 @@ var autoApproveEnv = []struct {
 	{"opencode", "OPENCODE_PERMISSION", func(v string) bool { return strings.Contains(v, `"allow"`) }},
 	{"opencode", "OPENCODE_DANGEROUSLY_SKIP_PERMISSIONS", truthy},
 	{"claude", "CLAUDE_CODE_DANGEROUSLY_SKIP_PERMISSIONS", truthy},
-	{"gemini", "GEMINI_YOLO", truthy},
 }
 
 // EnvAutoApprove reports whether the setting name=value switches an agent

@@ -40,6 +40,9 @@ type AgentTestResult struct {
 	AgentLog string
 	// Shapes are the tool shapes the scripted model drove.
 	Shapes []string
+	// Undrivable says why the agent was not run: the scripted model
+	// cannot drive its tool calls. It is never a pass.
+	Undrivable string
 }
 
 // agentTest is one escape-prompt self-test, kept by the launch so that the
@@ -52,35 +55,55 @@ type agentTest struct {
 	results []selftest.Result
 }
 
-// AgentArgv is the command an escape-prompt self-test runs: codex and
-// Claude Code non-interactively in their auto-approve modes
-// (agents/permission.go), any other command with the prompt as its last
-// argument.
-func AgentArgv(agent string) []string {
-	f := strings.Fields(agent)
-	if len(f) == 0 {
+// AgentTestOptions are the escape-prompt self-test's own settings.
+type AgentTestOptions struct {
+	// Outside is IP:PORT of a test host outside the sandbox that the
+	// outside-host attempt connects to over TCP (a host in a network
+	// namespace the caller made, say); "" asks for a route to a
+	// documentation address instead, which sends no packet.
+	Outside string
+}
+
+// checkOutside refuses an outside target that is not a literal IP:PORT,
+// or that is loopback (inside the sandbox that is the sandbox's own).
+func checkOutside(addr string) error {
+	if addr == "" {
 		return nil
 	}
-	switch filepath.Base(f[0]) {
-	case "codex":
-		return append(f, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", escapePrompt)
-	case "claude":
-		return append(f, "-p", "--dangerously-skip-permissions", escapePrompt)
+	host, port, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	n, perr := strconv.Atoi(port)
+	if err != nil || ip == nil || perr != nil || n < 1 || n > 65535 {
+		return &policy.InputError{Field: "--outside-target", Msg: fmt.Sprintf("%q is not IP:PORT", addr), Fix: "name a test host by address, for example 198.18.0.2:8080"}
 	}
-	return append(f, escapePrompt)
+	if ip.IsLoopback() || ip.IsUnspecified() {
+		return &policy.InputError{Field: "--outside-target", Msg: fmt.Sprintf("%s is this machine's own", addr), Fix: "name a host outside the sandbox's network namespace, not loopback"}
+	}
+	return nil
 }
 
 // AgentSelfTest is `agentbox selftest --agent AGENT`: a run of the agent,
-// in a fresh workspace, whose gateway routes both model routes to the
+// in a fresh workspace, whose gateway routes every model route to the
 // scripted model on this process's loopback, which asks the agent's shell
 // tool to try each escape (escapes.go). cfg is a run's configuration; its
 // Argv and workspace are replaced. The verdict is one result per attempt.
-func AgentSelfTest(ctx context.Context, cfg Config, agent string) (AgentTestResult, error) {
-	cfg.Argv = AgentArgv(agent)
-	if cfg.Argv == nil {
-		return AgentTestResult{}, &policy.InputError{Field: "--agent", Msg: "empty", Fix: "name the agent: --agent codex, --agent claude or --agent 'CMD ARG…'"}
+// An agent that is not installed is an input error that says how to
+// install it; one whose tool calls the scripted model cannot drive is not
+// run, and its result says so with ExitFindings.
+func AgentSelfTest(ctx context.Context, cfg Config, agent string, opts AgentTestOptions) (AgentTestResult, error) {
+	if err := checkOutside(opts.Outside); err != nil {
+		return AgentTestResult{}, err
 	}
-	t, cleanup, err := newAgentTest(&cfg)
+	argv, spec, err := resolveAgent(agent)
+	if err != nil {
+		return AgentTestResult{}, err
+	}
+	if spec.undrivable != "" {
+		return AgentTestResult{Result: Result{ExitCode: ExitFindings}, Undrivable: spec.undrivable}, nil
+	}
+	cfg.Argv = argv
+	defer withAgentEnv(&cfg, spec.env)()
+	t, cleanup, err := newAgentTest(&cfg, opts, spec)
 	defer cleanup()
 	if err != nil {
 		return AgentTestResult{}, err
@@ -108,8 +131,9 @@ func AgentSelfTest(ctx context.Context, cfg Config, agent string) (AgentTestResu
 	return out, err
 }
 
-// newAgentTest makes the workspace and the ~/.ssh canary, and the script.
-func newAgentTest(cfg *Config) (*agentTest, func(), error) {
+// newAgentTest makes the workspace (with the agent's own files) and the
+// ~/.ssh canary, and the script.
+func newAgentTest(cfg *Config, opts AgentTestOptions, spec agentSpec) (*agentTest, func(), error) {
 	var undo []func()
 	cleanup := func() {
 		for _, u := range slices.Backward(undo) {
@@ -122,12 +146,12 @@ func newAgentTest(cfg *Config) (*agentTest, func(), error) {
 	}
 	undo = append(undo, func() { os.RemoveAll(ws) })
 	cfg.Policy.Workspace = ws
-	env := escapeEnv{token: randomToken()[:16], workspace: ws}
-	if len(cfg.Targets.Internet) > 0 {
-		env.outside = cfg.Targets.Internet[0]
+	if err := writeAgentFiles(ws, spec.files); err != nil {
+		return nil, cleanup, fmt.Errorf("the agent's workspace files: %w", err)
 	}
+	env := escapeEnv{token: randomToken()[:16], workspace: ws, outside: opts.Outside}
 	t := &agentTest{env: env, watched: map[string]string{}}
-	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"} {
 		if v := os.Getenv(k); len(v) >= 8 { // the gateway reads the keys from this process's environment
 			t.watched["real key $"+k] = v
 		}
@@ -182,7 +206,8 @@ func plantSSHCanary(token string) (path, content string, remove func(), err erro
 }
 
 // serve starts the scripted model on this process's loopback and routes
-// both model routes of the run's gateway to it.
+// the built-in model routes of the run's gateway (openai, anthropic,
+// google) to it.
 func (t *agentTest) serve(cfg *Config) (func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -194,14 +219,19 @@ func (t *agentTest) serve(cfg *Config) (func(), error) {
 	if cfg.Policy.Gateway.Upstreams == nil {
 		cfg.Policy.Gateway.Upstreams = map[string]policy.Upstream{}
 	}
-	cfg.Policy.Gateway.Upstreams["openai"] = policy.Upstream{URL: base}
-	cfg.Policy.Gateway.Upstreams["anthropic"] = policy.Upstream{URL: base}
+	for _, route := range []string{"openai", "anthropic", "google"} {
+		cfg.Policy.Gateway.Upstreams[route] = policy.Upstream{URL: base}
+	}
 	return func() { srv.Close() }, nil
 }
 
 // PrintAttempts writes the attempts as a table, with what denied each,
 // and the verdict line.
 func PrintAttempts(w io.Writer, res AgentTestResult) {
+	if res.Undrivable != "" {
+		fmt.Fprintf(w, "FAIL: cannot drive its tool calls: %s; not run, not passed\n", res.Undrivable)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ATTEMPT\tEXPECT\tDECISION\tOBSERVED\tDENIED BY")
 	for _, a := range res.Record.Attempts {
@@ -250,7 +280,7 @@ func AgentSelfTestAll(ctx context.Context, cfg Config) int {
 	worst := ExitOK
 	for _, agent := range found {
 		fmt.Fprintf(out, "== %s\n", agent)
-		res, err := AgentSelfTest(ctx, cfg, agent)
+		res, err := AgentSelfTest(ctx, cfg, agent, AgentTestOptions{})
 		PrintAttempts(out, res)
 		worst = max(worst, res.ExitCode)
 		if err != nil {

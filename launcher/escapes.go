@@ -41,23 +41,34 @@ type escapeEnv struct {
 	outside   string // host:port of a test host outside, "" for a route lookup
 }
 
+// outFile is where an attempt's output is kept for its marker line, in
+// the sandbox's temporary directory.
+func outFile(name string) string { return "${TMPDIR:-/tmp}/abx-out-" + name }
+
 // marker is the shell that prints the marker line for name, with the exit
-// code in $rc and the attempt's output in $out, squeezed to one token.
-func marker(name, extra string) string {
-	return `printf 'ABX-RESULT name=` + name + ` rc=%s ` + extra + `out=%s\n' "$rc" "$(printf %s "$out" | tr -c 'A-Za-z0-9._:/=-' _ | cut -c1-160)"`
+// code in $rc and the attempt's output, squeezed to one token, read from
+// its outFile.
+func marker(name string) string {
+	return `printf 'ABX-RESULT name=` + name + ` rc=%s out=' "$rc"; tr -c 'A-Za-z0-9._:/=-' _ < ` + outFile(name) + ` | cut -c1-160`
 }
 
-// try runs cmd, keeps its output in $out and its exit code in $rc, then
-// prints the marker.
+// try runs cmd with its output in the attempt's outFile and its exit code
+// in $rc, then prints the marker. No command substitution, backtick or
+// process substitution: gemini-cli refuses to run a command that holds
+// one (a "command injection" guard), wherever it appears.
 func try(name, cmd string) string {
-	return `out=$( { ` + cmd + ` ; } 2>&1 ); rc=$?; ` + marker(name, "")
+	return `{ ` + cmd + ` ; } > ` + outFile(name) + ` 2>&1; rc=$?; ` + marker(name)
 }
+
+// perlArch is perl that sets $m to the machine name (uname -m) without
+// running a program.
+const perlArch = `use POSIX (); my $m=(POSIX::uname())[4]; `
 
 // perlSyscall is a perl program that calls the named syscall with args,
 // printing errno=N (0 when it returned without an error) and exiting 1 on
 // an error.
 func perlSyscall(x86, arm int, args string) string {
-	return `perl -e 'my %n=(x86_64=>` + strconv.Itoa(x86) + `,aarch64=>` + strconv.Itoa(arm) + `); my $m=` + "`uname -m`" + `; chomp $m; my $s=""; ` +
+	return `perl -e '` + perlArch + `my %n=(x86_64=>` + strconv.Itoa(x86) + `,aarch64=>` + strconv.Itoa(arm) + `); my $s=""; ` +
 		`my $r=syscall($n{$m}, ` + args + `); my $e=$r<0 ? $!+0 : 0; print "errno=$e\n"; exit($e ? 1 : 0)'`
 }
 
@@ -80,7 +91,7 @@ func escapes(e escapeEnv) []escape {
 		{name: "outside-host", expect: selftest.Deny, target: outsideTarget(e.outside), command: try("outside-host", outsidePerl(e.outside))},
 		{
 			name: "print-env", expect: selftest.Deny, target: "the env canary and the real keys",
-			command: `env; rc=0; out=canary_vars_$(env | grep -c '^` + canaryEnvPrefix + `'); ` + marker("print-env", ""),
+			command: `env; rc=0; n=0; env | grep -q '^` + canaryEnvPrefix + `' && n=1; printf 'ABX-RESULT name=print-env rc=0 out=canary_vars_%s\n' "$n"`,
 		},
 		{name: "ptrace", expect: selftest.Deny, target: "PTRACE_ATTACH to the attempt's own child", syscall: "ptrace", command: try("ptrace", ptracePerl())},
 		{name: "unshare-userns", expect: selftest.Deny, target: "unshare(CLONE_NEWUSER)", syscall: "unshare", command: try("unshare-userns", "unshare -U true")},
@@ -92,7 +103,7 @@ func escapes(e escapeEnv) []escape {
 // ptracePerl forks a child that waits, tries PTRACE_ATTACH on it and
 // kills it.
 func ptracePerl() string {
-	return `perl -e 'my %n=(x86_64=>101,aarch64=>117); my $m=` + "`uname -m`" + `; chomp $m; my $c=fork(); if (!$c) { select(undef,undef,undef,30); exit 0 } ` +
+	return `perl -e '` + perlArch + `my %n=(x86_64=>101,aarch64=>117); my $c=fork(); if (!$c) { select(undef,undef,undef,30); exit 0 } ` +
 		`my $r=syscall($n{$m}, 16, $c+0, 0, 0); my $e=$r<0 ? $!+0 : 0; kill 9, $c; waitpid($c, 0); print "errno=$e\n"; exit($e ? 1 : 0)'`
 }
 

@@ -30,7 +30,7 @@ type Config struct {
 	// TokenEnv names an environment variable holding the token (standalone mode).
 	TokenEnv string `yaml:"token_env" json:"token_env,omitempty"`
 	// Upstreams are the model routes by name: a request to /NAME/REST goes to
-	// the upstream's URL + /REST. "openai" and "anthropic" exist even when not
+	// the upstream's URL + /REST. "openai", "anthropic" and "google" exist even when not
 	// listed; an entry for them changes only the fields it sets.
 	Upstreams map[string]Upstream `yaml:"upstreams" json:"upstreams,omitempty"`
 	// Allow is network.allow: host:port entries the HTTP proxy may reach
@@ -47,19 +47,20 @@ type Config struct {
 // Upstream is one model route.
 type Upstream struct {
 	// URL is the upstream's base URL. Empty means the built-in URL for
-	// "openai" and "anthropic" and is an error for any other name. A URL the
+	// "openai", "anthropic" and "google" and is an error for any other name. A URL the
 	// user names may point at loopback or a private address (a local model
 	// server); the built-in ones are held to the same address rules as the
 	// proxy.
 	URL string `yaml:"url" json:"url,omitempty"`
 	// KeyEnv names the launcher's environment variable holding the real key.
-	// Empty means OPENAI_API_KEY / ANTHROPIC_API_KEY for the built-in names,
+	// Empty means OPENAI_API_KEY / ANTHROPIC_API_KEY / GEMINI_API_KEY for the built-in names,
 	// and no key for others (unless KeyFile is set).
 	KeyEnv string `yaml:"key_env" json:"key_env,omitempty"`
 	// KeyFile names a file holding the real key; it wins over KeyEnv.
 	KeyFile string `yaml:"key_file" json:"key_file,omitempty"`
-	// Auth is how the key is sent: "bearer" (Authorization: Bearer KEY) or
-	// "x-api-key". Empty means x-api-key for "anthropic", bearer otherwise.
+	// Auth is how the key is sent: "bearer" (Authorization: Bearer KEY),
+	// "x-api-key" or "x-goog-api-key". Empty means x-api-key for
+	// "anthropic", x-goog-api-key for "google", bearer otherwise.
 	Auth string `yaml:"auth" json:"auth,omitempty"`
 	// Models, when not empty, is the only model names requests may ask for.
 	Models []string `yaml:"models" json:"models,omitempty"`
@@ -201,12 +202,16 @@ func (l Limits) withDefaults() Limits {
 var builtin = map[string]Upstream{
 	"openai":    {URL: "https://api.openai.com", KeyEnv: "OPENAI_API_KEY", Auth: AuthBearer},
 	"anthropic": {URL: "https://api.anthropic.com", KeyEnv: "ANTHROPIC_API_KEY", Auth: AuthXAPIKey},
+	// Google's Gemini API, which gemini-cli reaches at GOOGLE_GEMINI_BASE_URL
+	// (agents/others.go) with its key in x-goog-api-key.
+	"google": {URL: "https://generativelanguage.googleapis.com", KeyEnv: "GEMINI_API_KEY", Auth: AuthXGoogAPIKey},
 }
 
 // Ways an upstream receives its key.
 const (
-	AuthBearer  = "bearer"
-	AuthXAPIKey = "x-api-key"
+	AuthBearer      = "bearer"
+	AuthXAPIKey     = "x-api-key"
+	AuthXGoogAPIKey = "x-goog-api-key"
 )
 
 // maxRunIDLen bounds the run id, which goes on every decision-log line.
@@ -263,15 +268,15 @@ func validateUpstream(name string, u Upstream) []error {
 		errs = append(errs, f("", errors.New("route names are lowercase letters, digits and '-', starting with a letter")))
 	}
 	if u.URL == "" && builtin[name].URL == "" {
-		errs = append(errs, f(".url", errors.New("required (only openai and anthropic have a built-in URL)")))
+		errs = append(errs, f(".url", errors.New("required (only openai, anthropic and google have a built-in URL)")))
 	}
 	if u.URL != "" {
 		if err := checkUpstreamURL(u.URL); err != nil {
 			errs = append(errs, f(".url", err))
 		}
 	}
-	if u.Auth != "" && u.Auth != AuthBearer && u.Auth != AuthXAPIKey {
-		errs = append(errs, f(".auth", fmt.Errorf("%q: want %q or %q", u.Auth, AuthBearer, AuthXAPIKey)))
+	if u.Auth != "" && u.Auth != AuthBearer && u.Auth != AuthXAPIKey && u.Auth != AuthXGoogAPIKey {
+		errs = append(errs, f(".auth", fmt.Errorf("%q: want %q, %q or %q", u.Auth, AuthBearer, AuthXAPIKey, AuthXGoogAPIKey)))
 	}
 	for i, m := range u.Models {
 		if m == "" {

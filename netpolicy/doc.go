@@ -8,7 +8,7 @@
 // serves three things on that one port:
 //
 //   - Model routes: /NAME/REST goes to the upstream NAME ("openai",
-//     "anthropic", or one the policy names) at its base URL + REST. The agent
+//     "anthropic", "google", or one the policy names) at its base URL + REST. The agent
 //     holds only a per-run token (NewToken); the gateway checks it and sends
 //     the real key, read on the host, in its place. Responses, server-sent
 //     events included, are streamed: every read from the upstream is written

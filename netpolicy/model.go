@@ -36,15 +36,19 @@ func (r *route) closeIdle() { r.rt.CloseIdleConnections() }
 
 // clientAuthHeaders carry the agent's credentials; they are checked and never
 // forwarded.
-var clientAuthHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "Proxy-Authorization"}
+var clientAuthHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key", "Proxy-Authorization"}
 
 // presentedToken returns the token a request carries as a bearer token or an
-// API-key header, the two ways agents send keys.
+// API-key header (Anthropic's x-api-key, Azure's api-key, Google's
+// x-goog-api-key), the ways agents send keys.
 func presentedToken(h http.Header) string {
 	if v, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok {
 		return strings.TrimSpace(v)
 	}
 	if v := h.Get("X-Api-Key"); v != "" {
+		return v
+	}
+	if v := h.Get("X-Goog-Api-Key"); v != "" {
 		return v
 	}
 	return h.Get("Api-Key")
@@ -198,6 +202,8 @@ func (r *route) outbound(req *http.Request, rest, token string) *http.Request {
 	case r.key == "":
 	case r.auth == AuthXAPIKey:
 		h.Set("X-Api-Key", r.key)
+	case r.auth == AuthXGoogAPIKey:
+		h.Set("X-Goog-Api-Key", r.key)
 	default:
 		h.Set("Authorization", "Bearer "+r.key)
 	}

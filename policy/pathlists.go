@@ -1,6 +1,10 @@
 package policy
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/agentbox/agentbox/policy/homesecrets"
+)
 
 // The host path lists behind ClassifyBind: one source for the planner's
 // refusals, the audit's mount findings and the home list (host.Homes).
@@ -111,11 +115,7 @@ var PathFixes = map[string]string{
 // (keys, tokens, session cookies), relative to the home. A bind at, inside
 // or containing one of them exposes the credential: it is a home finding
 // even when the bind is declared (an install prefix, a workspace), so that
-// ~/.config, which holds ~/.config/gh, is never an install prefix.
-var HomeSecrets = []string{
-	".ssh", ".aws", ".azure", ".kube", ".docker", ".gnupg", ".password-store",
-	".netrc", ".git-credentials", ".npmrc", ".pypirc", ".vault-token",
-	".config/gcloud", ".config/gh", ".config/hub", ".config/op", ".config/doctl",
-	".local/share/keyrings", ".cargo/credentials", ".cargo/credentials.toml",
-	".terraform.d", ".codex", ".claude", ".claude.json", ".gemini",
-}
+// ~/.config, which holds ~/.config/gh, is never an install prefix. The list
+// is homesecrets.List, which account.Secrets and selftest's host check read
+// too.
+var HomeSecrets = homesecrets.Rels()

@@ -78,10 +78,11 @@ type Network struct {
 
 // Gateway is the gateway's configuration from the policy.
 type Gateway struct {
-	// Upstreams are model routes by name: "openai" and "anthropic" exist
-	// by default (an entry changes only the fields it sets); any other
-	// name is an OpenAI-compatible server of yours. Empty means the two
-	// defaults with their keys from OPENAI_API_KEY and ANTHROPIC_API_KEY.
+	// Upstreams are model routes by name: "openai", "anthropic" and
+	// "google" exist by default (an entry changes only the fields it
+	// sets); any other name is an OpenAI-compatible server of yours. Empty
+	// means the three defaults with their keys from OPENAI_API_KEY,
+	// ANTHROPIC_API_KEY and GEMINI_API_KEY.
 	Upstreams map[string]Upstream `yaml:"upstreams,omitempty" json:"upstreams,omitempty"`
 }
 

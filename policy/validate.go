@@ -137,7 +137,7 @@ func validateNetwork(p Policy, src Source) error {
 		if !upstreamName.MatchString(name) {
 			return src.errorf(field, "use a lowercase name such as local or vllm; it becomes the route /NAME/…", "%q is not a route name", name)
 		}
-		if name != "openai" && name != "anthropic" && u.URL == "" {
+		if name != "openai" && name != "anthropic" && name != "google" && u.URL == "" {
 			return src.errorf(field+".url", "give the server's base URL, for example http://127.0.0.1:11434/v1", "a route of your own needs a url")
 		}
 		if u.URL != "" {
@@ -145,8 +145,8 @@ func validateNetwork(p Policy, src Source) error {
 				return src.errorf(field+".url", "write an http:// or https:// URL", "%q is not an http(s) URL", u.URL)
 			}
 		}
-		if u.Auth != "" && u.Auth != "bearer" && u.Auth != "x-api-key" {
-			return src.errorf(field+".auth", "use bearer or x-api-key", "unknown auth %q", u.Auth)
+		if u.Auth != "" && u.Auth != "bearer" && u.Auth != "x-api-key" && u.Auth != "x-goog-api-key" {
+			return src.errorf(field+".auth", "use bearer, x-api-key or x-goog-api-key", "unknown auth %q", u.Auth)
 		}
 	}
 	return nil

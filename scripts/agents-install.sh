@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # agents-install.sh: install the agent CLIs that the command-closure tests
-# run under `agentbox run` (cmd/agentbox/closure_integration_test.go), from
+# run under `agentbox run` (cmd/agentbox/closure_integration_test.go) and
+# the escape self-test drives (launcher/agenttest_integration_test.go), from
 # the npm registry, at pinned versions, once per package@version and
 # layout, into a cache outside the clone that the next run reuses:
 #
@@ -17,6 +18,7 @@
 set -euo pipefail
 CODEX_VERSION="${CODEX_VERSION:-0.171.0}"
 CLAUDE_VERSION="${CLAUDE_VERSION:-2.1.332}"
+GEMINI_VERSION="${GEMINI_VERSION:-0.61.0}"
 PNPM_VERSION="${PNPM_VERSION:-10.34.8}"
 cache="${AGENTBOX_AGENTS_CACHE:-/var/cache/agentbox-test/npm}"
 npm_flags=(--no-audit --no-fund --loglevel=error)
@@ -71,5 +73,8 @@ for spec in "@openai/codex@$CODEX_VERSION" "@anthropic-ai/claude-code@$CLAUDE_VE
 		layout "$spec" "$name"
 	done
 done
+# gemini-cli: the escape self-test's third agent (launcher/agenttest.go); a
+# prefix install is all it needs.
+layout "@google/gemini-cli@$GEMINI_VERSION" prefix
 chmod -R a+rX "$cache"
 log "cache ready in $cache"

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentbox/agentbox/policy/homesecrets"
 )
 
 // HostState is what VerifyHost compares the sandbox with: the host's own
@@ -293,11 +295,9 @@ func hostSource(hostMounts []Mount, m Mount) (string, bool) {
 	return path.Join(best.MountPoint, rel), true
 }
 
-// homeSecrets are the entries of a home that hold credentials.
-var homeSecrets = []string{
-	".ssh", ".aws", ".azure", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
-	".config/gcloud", ".config/gh", ".npmrc", ".pypirc",
-}
+// homeSecrets are the entries of a home that hold credentials: the
+// planner's list (policy.HomeSecrets), from the leaf that owns it.
+var homeSecrets = homesecrets.Rels()
 
 // homeRel returns src relative to the home it lies in: below h, or below
 // /home/USER when h is /home. The result starts with the home's entry

@@ -140,6 +140,11 @@ func TestHostSourceAndClassify(t *testing.T) {
 		{Mount{Dev: "8:1", Root: "/", MountPoint: "/"}, "/", "host-root"},
 		{Mount{Dev: "8:2", Root: "/ana", Options: "ro"}, "/home/ana", "home"},
 		{Mount{Dev: "8:2", Root: "/ana/.aws/credentials", Options: "ro"}, "/home/ana/.aws/credentials", "home-secret"},
+		// Entries the planner's list has and this check's own list lacked.
+		{Mount{Dev: "8:2", Root: "/ana/.vault-token", Options: "ro"}, "/home/ana/.vault-token", "home-secret"},
+		{Mount{Dev: "8:2", Root: "/ana/.claude", Options: "ro"}, "/home/ana/.claude", "home-secret"},
+		{Mount{Dev: "8:2", Root: "/ana/.config/op", Options: "ro"}, "/home/ana/.config/op", "home-secret"},
+		{Mount{Dev: "8:2", Root: "/ana/.config/nvim", Options: "ro"}, "/home/ana/.config/nvim", ""},
 		{Mount{Dev: "8:2", Root: "/", Options: "ro"}, "/home", "home"},
 		{Mount{Dev: "0:24", Root: "/containerd/containerd.sock"}, "/run/containerd/containerd.sock", "engine-socket"},
 		{Mount{Dev: "0:24", Root: "/agentbox/init", Options: "ro"}, "/run/agentbox/init", ""},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,4 +82,67 @@ func TestRealAgentsThroughTheGateway(t *testing.T) {
 			t.Errorf("the generic adapter did not hand over the per-run token:\n%s", r.stdout)
 		}
 	})
+}
+
+// copiedAgent copies the npm prefix install of pkg out of the cache and
+// returns its bin directory. The cache is under /var, a system directory
+// the sandbox does not show, and a copy, not hard links: an unprivileged
+// user may not link files it does not own (fs.protected_hardlinks).
+func copiedAgent(t *testing.T, pkg string) string {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(agentsCache(), pkg+"@*", "prefix", ".done"))
+	if len(matches) == 0 {
+		testutil.Skip(t, pkg+" is not in "+agentsCache()+": run scripts/agents-install.sh as root")
+		return ""
+	}
+	dst := filepath.Join(shortTempDir(t, "abe-"), "install")
+	if out, err := exec.Command("cp", "-a", filepath.Dir(matches[0]), dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	return filepath.Join(dst, "bin")
+}
+
+// `agentbox selftest --agent` as an unprivileged user (scripts/
+// test-rootless.sh runs it as agentbox-test): the real codex, Claude Code
+// and gemini-cli, each escape DENY and both controls ALLOW, as in the root
+// run, and no real key in what agentbox printed.
+func TestAgentSelfTestRootless(t *testing.T) {
+	testutil.RequireNonRoot(t)
+	realOpenAI, realAnthropic, realGemini := "sk-real-openai-"+randomHex(t), "sk-ant-real-"+randomHex(t), "AIza-real-"+randomHex(t)
+	for _, tc := range []struct{ pkg, name, shape string }{
+		{"@openai/codex", "codex", "tool shapes responses "},
+		{"@anthropic-ai/claude-code", "claude", "tool shapes messages Bash;"},
+		{"@google/gemini-cli", "gemini", "tool shapes gemini run_shell_command;"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := copiedAgent(t, tc.pkg)
+			env := isolatedEnv(t, "OPENAI_API_KEY="+realOpenAI, "ANTHROPIC_API_KEY="+realAnthropic, "GEMINI_API_KEY="+realGemini)
+			for i, kv := range env {
+				if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+					env[i] = "PATH=" + bin + ":" + p
+				}
+			}
+			r := runIn(t, env, t.TempDir(), "selftest", "--agent", tc.name)
+			if r.code != 0 || !strings.Contains(r.stdout, "PASS: 11 of 11 attempts as expected") || !strings.Contains(r.stdout, tc.shape) {
+				t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			rows := map[string]int{}
+			for _, line := range strings.Split(r.stdout, "\n") {
+				f := strings.Fields(line)
+				if len(f) < 3 || (f[1] != "DENY" && f[1] != "ALLOW") {
+					continue
+				}
+				if f[2] != f[1] {
+					t.Errorf("%s: %s, want %s", f[0], f[2], f[1])
+				}
+				rows[f[1]]++
+			}
+			if rows["DENY"] != 9 || rows["ALLOW"] != 2 {
+				t.Errorf("attempts %v, want 9 DENY and 2 ALLOW:\n%s", rows, r.stdout)
+			}
+			if out := r.stdout + r.stderr; strings.Contains(out, realOpenAI) || strings.Contains(out, realAnthropic) || strings.Contains(out, realGemini) {
+				t.Error("a real key reached agentbox's output")
+			}
+		})
+	}
 }

@@ -21,7 +21,8 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 	f.registerEngine(fs)
 	fs.BoolVar(&f.json, "json", false, "print one JSON line per probe, then the verdict, on stdout")
 	f.registerEvidence(fs)
-	agent := fs.String("agent", "", "run the escape-prompt self-test through this agent (codex, claude or 'CMD ARG…'; docs/escape-selftest.md)")
+	agent := fs.String("agent", "", "run the escape-prompt self-test through this agent (codex, claude, gemini, goose, aider or 'CMD ARG…'; docs/escape-selftest.md)")
+	outside := fs.String("outside-target", "", "with --agent: IP:PORT of a test host outside that the outside-host attempt connects to (default: a route lookup, no packet)")
 	pos, cmd, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -35,12 +36,18 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 		return fail(s, "selftest", err)
 	}
 	if *agent != "" {
-		res, err := launcher.AgentSelfTest(ctx, cfg, *agent)
-		launcher.PrintAttempts(s.Out, res)
+		res, err := launcher.AgentSelfTest(ctx, cfg, *agent, launcher.AgentTestOptions{Outside: *outside})
 		if err != nil {
+			if res.Record.RunID != "" {
+				launcher.PrintAttempts(s.Out, res)
+			}
 			return fail(s, "selftest", err)
 		}
+		launcher.PrintAttempts(s.Out, res)
 		return res.ExitCode
+	}
+	if *outside != "" {
+		return fail(s, "selftest", usagef("--outside-target goes with --agent; the probes take --probe-target internet=IP:PORT"))
 	}
 	cfg.ProbesOnly = true
 	res, err := launcher.Run(ctx, cfg)

@@ -3,12 +3,14 @@
 // next command, reads what the tool printed from the next request (the
 // agent sends the tool result back to its model), and ends the turn with a
 // plain reply once every step was asked for. It speaks the OpenAI
-// Responses and Chat Completions APIs and the Anthropic Messages API,
-// streamed and not, and answers with whichever shell tool the agent
-// declared in its request (tools.go): codex's exec_command, shell_command,
-// shell, local_shell or its JavaScript exec with a nested exec_command,
-// Claude Code's Bash, and a function of a known shell name whose schema
-// takes a command string or argv.
+// Responses and Chat Completions APIs, the Anthropic Messages API and
+// Google's Gemini API (generateContent), streamed and not, and answers
+// with whichever shell tool the agent declared in its request (tools.go):
+// codex's exec_command, shell_command, shell, local_shell or its
+// JavaScript exec with a nested exec_command, Claude Code's Bash,
+// gemini-cli's run_shell_command, goose's developer__shell, and a
+// function of a known shell name whose schema takes a command string or
+// argv.
 //
 // `agentbox selftest --agent` serves it behind a run's gateway, on the
 // launcher's loopback: it never calls out, and it keeps what the agent's
@@ -149,7 +151,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p := r.URL.Path
-	switch {
+	switch m := geminiMethod(p); {
+	case m == "generateContent" || m == "streamGenerateContent":
+		s.serve(w, req, geminiAPI{stream: m == "streamGenerateContent"})
+	case m == "countTokens":
+		writeJSON(w, map[string]any{"totalTokens": 10})
 	case strings.HasSuffix(p, "/responses"):
 		s.serve(w, req, responsesAPI{})
 	case strings.HasSuffix(p, "/chat/completions"):

@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -164,6 +165,69 @@ func TestFindMarker(t *testing.T) {
 		got, ok := FindMarker(tc.out, tc.step)
 		if ok != tc.ok || (ok && !cmp.Equal(got, tc.want)) {
 			t.Errorf("FindMarker(%q, %s) = %+v %v, want %+v %v", tc.out, tc.step, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// gemini-cli's conversation over the Gemini API: tools are
+// functionDeclarations (its run_shell_command, its schema either as
+// parametersJsonSchema or as an OpenAPI-style parameters with capital
+// types), calls are functionCall parts, results functionResponse parts
+// that echo the call's id, or not, when they pair by position; the
+// streamed method answers with data lines.
+func TestGemini(t *testing.T) {
+	decls := map[string][]any{
+		"parametersJsonSchema": {
+			map[string]any{"name": "read_file", "parametersJsonSchema": map[string]any{}},
+			map[string]any{"name": "run_shell_command", "parametersJsonSchema": map[string]any{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "string"}}}},
+		},
+		"parameters": {map[string]any{"name": "run_shell_command", "parameters": map[string]any{"type": "OBJECT", "properties": map[string]any{"command": map[string]any{"type": "STRING"}}}}},
+	}
+	for name, d := range decls {
+		for _, method := range []string{"generateContent", "streamGenerateContent?alt=sse"} {
+			for _, echoID := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s %s id=%v", name, method, echoID), func(t *testing.T) {
+					s := New(steps)
+					var contents []any
+					for i := range 3 {
+						body := map[string]any{"contents": contents, "tools": []any{map[string]any{"functionDeclarations": d}}}
+						out := post(t, s, "/v1beta/models/gemini-2.5-flash:"+method, body)
+						if strings.HasPrefix(method, "stream") != strings.HasPrefix(out, "data: ") {
+							t.Fatalf("turn %d: %s", i, out)
+						}
+						if i == 2 {
+							if !strings.Contains(out, Done) {
+								t.Errorf("turn 2: %s", out)
+							}
+							break
+						}
+						var resp map[string]any
+						if err := json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(out), "data: ")), &resp); err != nil {
+							t.Fatalf("turn %d: %v: %s", i, err, out)
+						}
+						cand := asMap(asList(resp["candidates"])[0])
+						part := asMap(asList(asMap(cand["content"])["parts"])[0])
+						fc := asMap(part["functionCall"])
+						if str(fc["name"]) != "run_shell_command" || str(asMap(fc["args"])["command"]) != steps[i].Command {
+							t.Fatalf("turn %d: call %v", i, part)
+						}
+						fr := map[string]any{"name": "run_shell_command", "response": map[string]any{"output": "out " + steps[i].Name}}
+						if echoID {
+							fr["id"] = fc["id"]
+						}
+						contents = append(contents, map[string]any{"role": "model", "parts": []any{part}},
+							map[string]any{"role": "user", "parts": []any{map[string]any{"functionResponse": fr}}})
+					}
+					for _, st := range steps {
+						if out, ok := s.Output(st.Name); !ok || out != "out "+st.Name {
+							t.Errorf("step %s: output %q %v", st.Name, out, ok)
+						}
+					}
+					if diff := cmp.Diff([]string{"gemini run_shell_command"}, s.Shapes()); diff != "" {
+						t.Error(diff)
+					}
+				})
+			}
 		}
 	}
 }

@@ -74,7 +74,7 @@ func functionTool(name string, params any) (tool, bool) {
 		if !ok {
 			continue
 		}
-		switch p["type"] {
+		switch strings.ToLower(str(p["type"])) { // Gemini's schemas spell types in capitals
 		case "string":
 			return tool{name: name, field: field, args: argString}, true
 		case "array":
