@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentbox/agentbox/policy"
@@ -135,22 +136,21 @@ func writeAgentFiles(ws string, files map[string]string) error {
 
 // withAgentEnv passes vars into the sandbox for one run: the policy's
 // environment allowlist gets their names (added to the file's list or the
-// default one) and this process's environment their values, which the
-// run's host capture reads. The returned func restores the environment.
-func withAgentEnv(cfg *Config, vars map[string]string) func() {
-	var undo []func()
+// default one) and the run's environment their values, over this
+// process's own (which it leaves alone).
+func withAgentEnv(cfg *Config, vars map[string]string) {
+	environ := cfg.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	environ = slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		_, set := vars[k]
+		return set
+	})
 	for k, v := range vars {
 		cfg.Policy.Env.Allow = append(cfg.Policy.Env.Allow, k)
-		if old, ok := os.LookupEnv(k); ok {
-			undo = append(undo, func() { os.Setenv(k, old) })
-		} else {
-			undo = append(undo, func() { os.Unsetenv(k) })
-		}
-		os.Setenv(k, v)
+		environ = append(environ, k+"="+v)
 	}
-	return func() {
-		for _, u := range undo {
-			u()
-		}
-	}
+	cfg.Environ = environ
 }

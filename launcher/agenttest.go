@@ -102,7 +102,7 @@ func AgentSelfTest(ctx context.Context, cfg Config, agent string, opts AgentTest
 		return AgentTestResult{Result: Result{ExitCode: ExitFindings}, Undrivable: spec.undrivable}, nil
 	}
 	cfg.Argv = argv
-	defer withAgentEnv(&cfg, spec.env)()
+	withAgentEnv(&cfg, spec.env)
 	t, cleanup, err := newAgentTest(&cfg, opts, spec)
 	defer cleanup()
 	if err != nil {

@@ -37,6 +37,9 @@ type Config struct {
 	// through the policy sources, AGENTBOX_INIT and AGENTBOX_TRACE=1 (each
 	// step's wall time on Stderr). Nil reads nothing.
 	Getenv func(string) string
+	// Environ is the environment the plan's allowlist chooses from (what
+	// may cross into the sandbox); nil is this process's environment.
+	Environ []string
 
 	// JSON keeps the launcher's notes off Stderr; the evidence then goes
 	// only to the Evidence channel, which a run (not a probes-only run)

@@ -66,7 +66,11 @@ func (pl *planned) captureHost() error {
 	cfg := pl.l.cfg
 	// The launcher's process environment: the plan's allowlist decides
 	// what of it crosses (chooseRun adds the env canary to it).
-	h, err := host.Capture(os.Environ())
+	environ := cfg.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	h, err := host.Capture(environ)
 	if err != nil {
 		return err
 	}
