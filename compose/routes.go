@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"sort"
 
 	"github.com/agentbox/agentbox/netpolicy"
 )
-
-// builtinRoutes are the gateway's model routes that need a key by default.
-var builtinRoutes = map[string]bool{"openai": true, "anthropic": true}
 
 // keyedRoutes are the model routes whose real key the project carries to the
 // gateway as a Docker secret, sorted: the agent's own route, and every
@@ -23,7 +21,7 @@ func (r *renderer) keyedRoutes() []string {
 		set[k.Route] = true
 	}
 	for name, u := range r.plan.Gateway.Upstreams {
-		if builtinRoutes[name] || u.KeyEnv != "" || u.KeyFile != "" {
+		if slices.Contains(netpolicy.BuiltinRoutes(), name) || u.KeyEnv != "" || u.KeyFile != "" {
 			set[name] = true
 		}
 	}

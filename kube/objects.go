@@ -30,10 +30,6 @@ const (
 	gatewayComponent = "agentbox-gateway"
 )
 
-// builtinRoutes are the model routes the gateway has without configuration
-// (netpolicy's built-in upstreams); their real keys are always asked for.
-var builtinRoutes = []string{"anthropic", "openai"}
-
 // plannedEnv are plan variables the image, not the plan, defines in a pod
 // (HOME is set from the plan's identity).
 var plannedEnv = map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true}
@@ -211,7 +207,7 @@ func sortedEnv(m map[string]string) []corev1.EnvVar {
 // KeySecret: the built-in ones and every policy route naming a key.
 func (r *renderer) keyedRoutes() []string {
 	set := map[string]bool{}
-	for _, n := range builtinRoutes {
+	for _, n := range netpolicy.BuiltinRoutes() {
 		set[n] = true
 	}
 	for n, u := range r.plan.Gateway.Upstreams {

@@ -207,6 +207,18 @@ var builtin = map[string]Upstream{
 	"google": {URL: "https://generativelanguage.googleapis.com", KeyEnv: "GEMINI_API_KEY", Auth: AuthXGoogAPIKey},
 }
 
+// BuiltinRoutes names, sorted, the model routes that exist without
+// configuration, each with its real key read by the gateway; the compose
+// and Kubernetes renderers carry those keys to the gateway.
+func BuiltinRoutes() []string {
+	names := make([]string, 0, len(builtin))
+	for n := range builtin {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // Ways an upstream receives its key.
 const (
 	AuthBearer      = "bearer"
