@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentbox/agentbox/account"
@@ -29,15 +30,19 @@ func (u *userRun) release() {}
 // chooseUser makes user isolation the run's on darwin, saying so when the
 // policy did not ask for it, and reads the account's facts.
 func (pl *planned) chooseUser() error {
-	if pl.run.Target != policy.TargetUser {
-		pl.policy.Isolation, pl.run.Target = policy.IsolationUser, policy.TargetUser
+	var note string
+	if pl.policy, note = darwinIsolation(pl.policy); note != "" {
+		pl.run.Target = policy.TargetOf(pl.policy)
 		if !pl.l.cfg.JSON {
-			fmt.Fprintf(pl.l.out, "agentbox: macOS has no namespaces: the agent runs as the dedicated account %s (--isolation user)\n", account.DarwinName)
+			fmt.Fprintln(pl.l.out, note)
 		}
 	}
-	a, err := account.Lookup(account.DarwinName, account.Paths{})
-	if err != nil {
+	a, err := account.LookupDarwin(context.Background(), account.DarwinName)
+	if errors.Is(err, account.ErrNoAccount) {
 		return nil // Resolve refuses with the fix (agentbox setup-user)
+	}
+	if err != nil {
+		return err
 	}
 	pl.host.Account = &policy.UserAccount{Name: a.Name, UID: uint32(a.UID), GID: uint32(a.GID), Home: a.Home}
 	pl.run.GatewayPort = policy.GatewayPort
@@ -70,7 +75,7 @@ func (p *prepared) userSteps(_ context.Context) []namedStep {
 // checkDarwinAccount refuses when the account could read the invoker's
 // home or root's.
 func (p *prepared) checkDarwinAccount() error {
-	a, err := account.Lookup(account.DarwinName, account.Paths{})
+	a, err := account.LookupDarwin(context.Background(), account.DarwinName)
 	if err != nil {
 		return err
 	}

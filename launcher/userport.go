@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+
+	"github.com/agentbox/agentbox/account"
+	"github.com/agentbox/agentbox/policy"
 )
 
 // freeLoopbackPort is a TCP port free on both 127.0.0.1 and ::1 now.
@@ -25,4 +28,16 @@ func freeLoopbackPort() (int, error) {
 		}
 	}
 	return 0, errors.New("choose the gateway's loopback port: no port was free on both 127.0.0.1 and ::1")
+}
+
+// darwinIsolation is the policy of a run on macOS, where the dedicated
+// account is the only isolation: a policy that names none gets
+// IsolationUser, and note is the one line that says so ("" when the
+// policy asked for it).
+func darwinIsolation(p policy.Policy) (_ policy.Policy, note string) {
+	if p.Isolation == policy.IsolationUser {
+		return p, ""
+	}
+	p.Isolation = policy.IsolationUser
+	return p, "agentbox: macOS has no namespaces: the agent runs as the dedicated account " + account.DarwinName + " (--isolation user)"
 }
