@@ -126,6 +126,21 @@ func (r MacRun) AgentArgv(env, cmd []string) []string {
 	return append(argv, cmd...)
 }
 
+// CheckEnv refuses an environment entry env -i would not take as a
+// variable: each must be NAME=VALUE with NAME a shell name, so that none
+// is read as an option of env or as the command.
+func CheckEnv(env []string) error {
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || strings.ContainsFunc(name, func(r rune) bool {
+			return (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_'
+		}) || (name[0] >= '0' && name[0] <= '9') {
+			return fmt.Errorf("environment entry %q is not NAME=VALUE", kv)
+		}
+	}
+	return nil
+}
+
 // KillArgv sends SIGKILL to every process of the account.
 func (r MacRun) KillArgv() []string {
 	return []string{macPkill, "-KILL", "-U", strconv.Itoa(r.UID)}

@@ -56,11 +56,14 @@ func (r *MacRun) Grant(ctx context.Context) error {
 
 // Command is the agent's command as the account, for the caller to give
 // streams and start.
-func (r *MacRun) Command(ctx context.Context, env, cmd []string) *exec.Cmd {
+func (r *MacRun) Command(ctx context.Context, env, cmd []string) (*exec.Cmd, error) {
+	if err := CheckEnv(env); err != nil {
+		return nil, err
+	}
 	argv := r.AgentArgv(env, cmd)
 	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	c.Dir, c.Env = r.Workspace, []string{}
-	return c
+	return c, nil
 }
 
 // Teardown kills every process of the account until pgrep finds none (or

@@ -107,3 +107,14 @@ func TestParsePids(t *testing.T) {
 		t.Error("ParsePids accepted a non-pid")
 	}
 }
+
+func TestCheckEnv(t *testing.T) {
+	if err := CheckEnv([]string{"HOME=/h", "A_1=x=y", "EMPTY="}); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"-i=1", "NOEQUALS", "=v", "1A=v", "A B=v", "/bin/sh=x"} {
+		if CheckEnv([]string{bad}) == nil {
+			t.Errorf("CheckEnv accepted %q", bad)
+		}
+	}
+}
