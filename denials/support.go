@@ -4,24 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
-
-// seccompGetActionAvail is SECCOMP_GET_ACTION_AVAIL (linux/seccomp.h).
-const seccompGetActionAvail = 2
-
-// KernelSupport returns nil when this kernel has seccomp user
-// notification (SECCOMP_RET_USER_NOTIF, Linux 5.0), else why not.
-func KernelSupport() error {
-	action := uint32(unix.SECCOMP_RET_USER_NOTIF)
-	_, _, e := unix.RawSyscall(unix.SYS_SECCOMP, seccompGetActionAvail, 0, uintptr(unsafe.Pointer(&action)))
-	if e != 0 {
-		return fmt.Errorf("this kernel has no seccomp user notification (SECCOMP_RET_USER_NOTIF needs Linux 5.0): %w", e)
-	}
-	return nil
-}
 
 // minRuntime is the first release of each OCI runtime that sends the
 // notification fd to linux.seccomp.listenerPath (runc 1.1.0; crun 0.19,

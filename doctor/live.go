@@ -54,35 +54,6 @@ func (liveSystem) Output(ctx context.Context, name string, args ...string) ([]by
 	return out, nil
 }
 
-// LandlockABI calls landlock_create_ruleset(NULL, 0,
-// LANDLOCK_CREATE_RULESET_VERSION), which returns the ABI version.
-// ENOSYS (no Landlock in the kernel) and EOPNOTSUPP (built in but not an
-// active LSM) mean 0.
-func (liveSystem) LandlockABI() (int, error) {
-	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	switch {
-	case errno == 0:
-		return int(v), nil
-	case errors.Is(errno, unix.ENOSYS), errors.Is(errno, unix.EOPNOTSUPP):
-		return 0, nil
-	}
-	return 0, fmt.Errorf("landlock_create_ruleset: %w", errno)
-}
-
-// NewUserNamespace runs `true` in a new user namespace. The child has no id
-// mapping; creating the namespace is all that is tried.
-func (liveSystem) NewUserNamespace(ctx context.Context) error {
-	bin, err := exec.LookPath("true")
-	if err != nil {
-		return fmt.Errorf("%w: %w", errProbeNotRun, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
-	return cmd.Run()
-}
-
 func (liveSystem) EUID() int { return os.Geteuid() }
 
 func (liveSystem) Getenv(name string) string { return os.Getenv(name) }

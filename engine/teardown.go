@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/ledger"
@@ -245,30 +243,6 @@ func (r Runtime) stateLeft(ctx context.Context, id string) []string {
 		return []string{"container still known to " + r.Name}
 	}
 	return []string{"state directory " + dir + " left"}
-}
-
-// mountsUnder lists mount points in this mount namespace under dir.
-func mountsUnder(dir string) []string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	return mountPointsUnder(f, dir)
-}
-
-// mountPointsUnder lists the mount points of the mountinfo table r under
-// dir, with the table's octal escapes decoded. A malformed table lists
-// nothing, as an absent one does.
-func mountPointsUnder(r io.Reader, dir string) []string {
-	ms, _ := mountinfo.GetMountsFromReader(r, func(m *mountinfo.Info) (skip, stop bool) {
-		return !within(m.Mountpoint, dir), false
-	})
-	var out []string
-	for _, m := range ms {
-		out = append(out, m.Mountpoint)
-	}
-	return out
 }
 
 // socketsUnder lists bound unix sockets whose path is under dir.

@@ -46,23 +46,6 @@ func (l *list) lines() []string {
 
 func (l *list) len() int { return len(l.items) + l.more }
 
-// where names an entry of the top directory for messages only: it is
-// never passed to a system call, and it is shortened when long.
-func (w *walker) where(name string) string {
-	parts := make([]string, 0, len(w.stack)+1)
-	for _, f := range w.stack[min(1, len(w.stack)):] {
-		parts = append(parts, printable(f.name))
-	}
-	if name != "" && name != "." {
-		parts = append(parts, printable(name))
-	}
-	p := "./" + strings.Join(parts, "/")
-	if len(p) > 240 {
-		p = strings.ToValidUTF8(p[:100], "") + fmt.Sprintf("/…(%d levels)…/", len(parts)) + strings.ToValidUTF8(p[len(p)-100:], "")
-	}
-	return p
-}
-
 // printable escapes what a file name may hold that a terminal or a log
 // reader would act on: control characters, invalid UTF-8, backslashes.
 func printable(name string) string {

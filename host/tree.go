@@ -3,7 +3,6 @@ package host
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -80,22 +79,6 @@ func IsAccount(name string) bool {
 
 // AppArmor is apparmor.Check on the tree: the one AppArmor detection.
 func (t Tree) AppArmor() apparmor.Status { return apparmor.Check(t.Dir) }
-
-// Mounts reads the tree's /proc/self/mountinfo with
-// github.com/moby/sys/mountinfo (on this machine, the mounts of this
-// process's namespace).
-func (t Tree) Mounts() ([]*mountinfo.Info, error) {
-	f, err := os.Open(t.path("/proc/self/mountinfo"))
-	if err != nil {
-		return nil, fmt.Errorf("read mount table: %w", err)
-	}
-	defer f.Close()
-	ms, err := mountinfo.GetMountsFromReader(f, nil)
-	if err != nil {
-		return nil, fmt.Errorf("/proc/self/mountinfo: %w", err)
-	}
-	return ms, nil
-}
 
 // CgroupRoot is where the cgroup hierarchy is mounted.
 const CgroupRoot = "/sys/fs/cgroup"

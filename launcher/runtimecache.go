@@ -49,7 +49,8 @@ func runtimeIdentity(path string) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("%s: no stat data", p)
 		}
-		id += fmt.Sprintf("|%s:%d:%d:%d:%d.%d:%d.%d", p, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+		mtim, ctim := statTimes(st)
+		id += fmt.Sprintf("|%s:%d:%d:%d:%d.%d:%d.%d", p, st.Dev, st.Ino, st.Size, mtim.Sec, mtim.Nsec, ctim.Sec, ctim.Nsec)
 	}
 	return id, nil
 }

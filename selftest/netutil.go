@@ -19,7 +19,7 @@ func routeLookup(addr netip.AddrPort) error {
 	if addr.Addr().Is4() || addr.Addr().Is4In6() {
 		domain, sa = unix.AF_INET, &unix.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().Unmap().As4()}
 	}
-	fd, err := unix.Socket(domain, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := socket(domain, unix.SOCK_DGRAM, 0)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func sameFile(name string, hp HostPath) bool {
 	if hp.Ino == 0 || unix.Stat(name, &st) != nil {
 		return false
 	}
-	dev := fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	dev := fmt.Sprintf("%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)))
 	return dev == hp.Dev && st.Ino == hp.Ino
 }
 

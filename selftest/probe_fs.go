@@ -59,18 +59,13 @@ func dirWriteProbe(name, dir string) Probe {
 	}}
 }
 
-func tryCreateIn(dir string) error {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
-	if err == nil {
-		return unix.Close(fd)
-	}
-	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
-		return err
-	}
+// createAndRemove creates a file of a random name in dir, exclusively,
+// and removes it at once.
+func createAndRemove(dir string) error {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	p := filepath.Join(dir, ".agentbox-probe-"+hex.EncodeToString(rnd[:]))
-	fd, err = unix.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -260,7 +255,7 @@ func devicesBeyond(dir string, lstat func(string, *unix.Stat_t) error, allow []s
 		if lstat(p, &st) != nil {
 			return nil
 		}
-		if kind := st.Mode & unix.S_IFMT; (kind == unix.S_IFCHR || kind == unix.S_IFBLK) && !allowedDevice(p, st.Mode, st.Rdev, allow) {
+		if kind := st.Mode & unix.S_IFMT; (kind == unix.S_IFCHR || kind == unix.S_IFBLK) && !allowedDevice(p, uint32(st.Mode), uint64(st.Rdev), allow) {
 			extra = append(extra, p)
 		}
 		return nil

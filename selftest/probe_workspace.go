@@ -2,10 +2,6 @@ package selftest
 
 import (
 	"context"
-	"path/filepath"
-	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 func workspaceProbes() []Probe {
@@ -37,18 +33,4 @@ func probeWorkspaceSocket(e *Env) outcome {
 	defer done()
 	d, o := dialCanary(context.Background(), "unix", addr, c.TokenSHA256, e.Config.timeout())
 	return outcome{target: c.Addr, decision: d, observed: o, detail: "connect " + c.Addr + ": " + o}
-}
-
-// shortSocketPath returns a path to connect to p by, shorter than a
-// sockaddr_un's limit: p itself, or p's name below /proc/self/fd/N of its
-// directory opened with O_PATH (what a long workspace path needs).
-func shortSocketPath(p string) (string, func(), error) {
-	if len(p) < maxSunPath {
-		return p, func() {}, nil
-	}
-	fd, err := unix.Open(filepath.Dir(p), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", nil, err
-	}
-	return "/proc/self/fd/" + strconv.Itoa(fd) + "/" + filepath.Base(p), func() { unix.Close(fd) }, nil
 }

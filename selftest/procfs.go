@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/moby/sys/mountinfo"
 )
 
 // Mount is one line of /proc/<pid>/mountinfo.
@@ -28,26 +26,6 @@ type Mount struct {
 // hasOption reports whether the per-mount options contain opt.
 func (m Mount) hasOption(opt string) bool {
 	return slices.Contains(strings.Split(m.Options, ","), opt)
-}
-
-// ParseMountinfo parses the text of /proc/<pid>/mountinfo with
-// github.com/moby/sys/mountinfo: the paths (Root, MountPoint, Source) come
-// out with the kernel's octal escapes (\040 for a space, \012 for a
-// newline) decoded; a line without the "-" separator or with fewer than
-// ten fields is an error.
-func ParseMountinfo(b []byte) ([]Mount, error) {
-	ms, err := mountinfo.GetMountsFromReader(bytes.NewReader(b), nil)
-	if err != nil {
-		return nil, fmt.Errorf("mountinfo: %w", err)
-	}
-	var out []Mount
-	for _, m := range ms {
-		out = append(out, Mount{
-			ID: m.ID, Parent: m.Parent, Dev: fmt.Sprintf("%d:%d", m.Major, m.Minor),
-			Root: m.Root, MountPoint: m.Mountpoint, Options: m.Options, FSType: m.FSType, Source: m.Source,
-		})
-	}
-	return out, nil
 }
 
 // readMounts reads and parses mountinfo of the calling process under proc.

@@ -126,7 +126,7 @@ type Started struct {
 // channel close when the launcher closes it (in teardown) or dies, and then
 // ends the sandbox. Keep it open for the whole run.
 func NewLauncher() (*Launcher, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("socketpair: %w", err)
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command agentbox-init is agentbox's init: a static binary the launcher
 // bind-mounts read-only into the sandbox and runs as PID 1, as uid 0 of the
 // sandbox's user namespace (an unprivileged host id) with CAP_SETUID,

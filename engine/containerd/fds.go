@@ -119,18 +119,6 @@ func (s *fdServer) serve(files []*os.File) error {
 	}
 }
 
-func peerIsRoot(c *net.UnixConn) bool {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var cred *unix.Ucred
-	ctlErr := raw.Control(func(fd uintptr) {
-		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	return ctlErr == nil && err == nil && cred.Uid == 0
-}
-
 // close stops serving and removes the socket; it reports whether the
 // files were handed over.
 func (s *fdServer) close(ctx context.Context) bool {

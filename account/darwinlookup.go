@@ -1,0 +1,71 @@
+package account
+
+import (
+	"bufio"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// On macOS the accounts live in Directory Services, not in /etc/passwd
+// (which lists only a few for single-user mode), so Lookup cannot find
+// _agentbox there: LookupDarwin asks dscl and id instead. The argvs and
+// parsers are pure and tested on Linux; darwinlookup_darwin.go runs them
+// (never run on a Mac).
+
+// DarwinReadArgv reads the account's record: dscl . -read /Users/NAME
+// with the attributes an Account needs.
+func DarwinReadArgv(name string) []string {
+	return []string{"/usr/bin/dscl", ".", "-read", "/Users/" + name, "UniqueID", "PrimaryGroupID", "NFSHomeDirectory", "UserShell"}
+}
+
+// DarwinGroupsArgv lists the ids of every group the account is in, as the
+// kernel will see them after sudo's initgroups.
+func DarwinGroupsArgv(name string) []string { return []string{"/usr/bin/id", "-G", name} }
+
+// ParseDSCLRead reads dscl -read's "Attr: value" lines (a value that
+// dscl wraps starts on the next line, indented) into an Account named
+// name, with gids (from id -G) as its groups, sorted by gid (unnamed:
+// the audit names them).
+func ParseDSCLRead(name, out, gids string) (Account, error) {
+	attrs := map[string]string{}
+	var last string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, " ") && last != "" {
+			attrs[last] = strings.TrimSpace(line)
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		last = strings.TrimSpace(k)
+		attrs[last] = strings.TrimSpace(v)
+	}
+	a := Account{Name: name, Home: attrs["NFSHomeDirectory"], Shell: attrs["UserShell"]}
+	var err error
+	if a.UID, err = strconv.Atoi(attrs["UniqueID"]); err != nil {
+		return Account{}, fmt.Errorf("dscl: account %s: UniqueID %q: %w", name, attrs["UniqueID"], err)
+	}
+	if a.GID, err = strconv.Atoi(attrs["PrimaryGroupID"]); err != nil {
+		return Account{}, fmt.Errorf("dscl: account %s: PrimaryGroupID %q: %w", name, attrs["PrimaryGroupID"], err)
+	}
+	if a.Home == "" {
+		return Account{}, fmt.Errorf("dscl: account %s has no NFSHomeDirectory", name)
+	}
+	a.Groups = []Group{{GID: a.GID, Primary: true}}
+	for _, f := range strings.Fields(gids) {
+		g, err := strconv.Atoi(f)
+		if err != nil {
+			return Account{}, fmt.Errorf("id -G %s: %q is not a gid", name, f)
+		}
+		if g != a.GID {
+			a.Groups = append(a.Groups, Group{GID: g})
+		}
+	}
+	sort.Slice(a.Groups, func(i, j int) bool { return a.Groups[i].GID < a.Groups[j].GID })
+	return a, nil
+}

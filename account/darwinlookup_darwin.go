@@ -1,0 +1,35 @@
+package account
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// LookupDarwin reads the account name from Directory Services. An account
+// dscl does not know is ErrNoAccount.
+func LookupDarwin(ctx context.Context, name string) (Account, error) {
+	out, err := output(ctx, DarwinReadArgv(name))
+	if err != nil {
+		return Account{}, fmt.Errorf("account %q: %w (create it with 'sudo agentbox setup-user'): %w", name, ErrNoAccount, err)
+	}
+	gids, err := output(ctx, DarwinGroupsArgv(name))
+	if err != nil {
+		return Account{}, err
+	}
+	return ParseDSCLRead(name, out, gids)
+}
+
+func output(ctx context.Context, argv []string) (string, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		return "", errors.Join(fmt.Errorf("%s: %w", strings.Join(argv, " "), err), errors.New(strings.TrimSpace(errb.String())))
+	}
+	return string(out), nil
+}

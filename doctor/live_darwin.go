@@ -1,0 +1,14 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+)
+
+// LandlockABI is 0 on darwin: Landlock is a Linux LSM.
+func (liveSystem) LandlockABI() (int, error) { return 0, nil }
+
+// NewUserNamespace is not tried on darwin, which has no namespaces.
+func (liveSystem) NewUserNamespace(context.Context) error {
+	return errors.Join(errProbeNotRun, errors.New("darwin has no user namespaces; agentbox runs the agent as a dedicated account there (--isolation user)"))
+}

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+const syscallNoFollow = syscall.O_NOFOLLOW
+
+// errNoNamespaces is the answer of every part of the runtime engine on
+// darwin: an OCI runtime, its namespaces and the POSIX ACL grant are
+// Linux's.
+var errNoNamespaces = errors.New("the runtime engine needs Linux namespaces; on macOS agentbox runs the agent as a dedicated account: --isolation user")
+
+// mntnsCommand is a command that fails to start with errNoNamespaces.
+func mntnsCommand(ctx context.Context, helper, _, _, _ string, _ []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, helper)
+	cmd.Err = errNoNamespaces
+	return cmd
+}
+
+// command is a command that fails to start with errNoNamespaces.
+func (n UserNS) command(ctx context.Context, _ string, _ []string, _ int, _ string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, n.Helper)
+	cmd.Err = errNoNamespaces
+	return cmd
+}
+
+// BecomeSubreaper refuses: darwin has no child subreaper (the user engine
+// there starts the agent as this process's own child and needs none).
+func BecomeSubreaper() error {
+	return fmt.Errorf("become child subreaper: darwin has none: %w", errNoNamespaces)
+}
+
+// NewGrant refuses: the POSIX ACL grant is Linux's; on darwin the user
+// engine grants the workspace with an extended ACL (chmod +a).
+func NewGrant(string, uint32, uint32, string) (*Grant, error) {
+	return nil, errors.New("the workspace grant by POSIX ACLs needs Linux; on macOS the --isolation user engine grants the workspace with chmod +a")
+}
+
+// Apply refuses, as NewGrant does.
+func (g *Grant) Apply() (GrantReport, error) { return GrantReport{}, errNoNamespaces }
+
+// Revoke refuses, as NewGrant does.
+func (g *Grant) Revoke() (GrantReport, error) { return GrantReport{}, errNoNamespaces }
+
+// RemoveTree deletes the directory at path and everything under it with
+// os.RemoveAll, which on darwin works by directory fds (openat with
+// O_NOFOLLOW, unlinkat) and never follows a symlink below path; a symlink
+// at path itself is removed, not followed. A path that does not exist is
+// not an error. Unlike Linux's walk it does not stop at a mount point:
+// nothing agentbox runs on darwin can mount (cross-compiled only: never
+// run on a Mac).
+func RemoveTree(path string) error {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return os.Remove(path)
+	}
+	if err := os.RemoveAll(filepath.Clean(path)); err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
+}
+
+// mountsUnder lists the mount points under dir (getfsstat(2)).
+func mountsUnder(dir string) []string {
+	n, err := unix.Getfsstat(nil, unix.MNT_NOWAIT)
+	if err != nil || n <= 0 {
+		return nil
+	}
+	buf := make([]unix.Statfs_t, n)
+	if n, err = unix.Getfsstat(buf, unix.MNT_NOWAIT); err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range buf[:n] {
+		if p := unix.ByteSliceToString(s.Mntonname[:]); within(p, dir) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

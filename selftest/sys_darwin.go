@@ -1,0 +1,103 @@
+package selftest
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// On darwin the probes that call a Linux-only syscall (mount, namespaces,
+// keyrings, bpf, io_uring, modules, netlink, ptrace seize, open_by_handle,
+// prlimit, O_TMPFILE, /proc/self/fd) cannot try what they check: each says
+// UNKNOWN with this reason, never a pass. (Cross-compiled and vetted only:
+// no Mac ran these probes.)
+var errNotLinux = errors.New("not tried: the call is Linux's and this host is darwin")
+
+func notLinux(target string) outcome {
+	return outcome{target: target, decision: Unknown, observed: "not-linux", detail: errNotLinux.Error()}
+}
+
+// Placeholders of the Linux names the portable kernel table uses: on
+// darwin no probe that takes one reaches a syscall with it.
+const (
+	cloneNewUser = 0
+	cloneNewNS   = 0
+	cloneNewNet  = 0
+	errNoKey     = unix.Errno(0)
+	afPacket     = -1 // darwin has no AF_PACKET; its link-layer access is /dev/bpf*
+)
+
+func callMount() error       { return errNotLinux }
+func callFsopen() error      { return errNotLinux }
+func callUmount() error      { return errNotLinux }
+func callPivotRoot() error   { return errNotLinux }
+func callSetns() error       { return errNotLinux }
+func callKeyctl() error      { return errNotLinux }
+func callAddKey() error      { return errNotLinux }
+func callBPF() error         { return errNotLinux }
+func callPerf() error        { return errNotLinux }
+func callUserfaultfd() error { return errNotLinux }
+func callIOUring() error     { return errNotLinux }
+func callInitModule() error  { return errNotLinux }
+func callFinitModule() error { return errNotLinux }
+func callKexecLoad() error   { return errNotLinux }
+
+func cloneExecMissing(uintptr) error { return errNotLinux }
+func seizeAndDetach(int) error       { return errNotLinux }
+
+func probeNetlink(*Env) outcome        { return notLinux("AF_NETLINK") }
+func probeOpenByHandle(*Env) outcome   { return notLinux("open_by_handle_at") }
+func probeProcessVMReadv(*Env) outcome { return notLinux("process_vm_readv") }
+func probePrlimit(*Env) outcome        { return notLinux("prlimit") }
+
+// socket opens a socket and marks it close-on-exec under the fork lock
+// (darwin has no SOCK_CLOEXEC), as Go's net package does there.
+func socket(domain, typ, proto int) (int, error) {
+	if domain == afPacket {
+		return -1, errNotLinux
+	}
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fd, err := unix.Socket(domain, typ, proto)
+	if err == nil {
+		unix.CloseOnExec(fd)
+	}
+	return fd, err
+}
+
+// socketpair makes a socket pair, both ends close-on-exec, under the fork
+// lock.
+func socketpair(domain, typ, proto int) ([2]int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fds, err := unix.Socketpair(domain, typ, proto)
+	if err == nil {
+		unix.CloseOnExec(fds[0])
+		unix.CloseOnExec(fds[1])
+	}
+	return fds, err
+}
+
+// tryCreateIn creates a named file in dir and removes it at once (darwin
+// has no O_TMPFILE).
+func tryCreateIn(dir string) error { return createAndRemove(dir) }
+
+// sunPathDarwin is the longest path darwin's sockaddr_un holds, with its
+// NUL (104, where Linux's holds maxSunPath).
+const sunPathDarwin = 104
+
+// shortSocketPath returns p when a sockaddr_un holds it; darwin has no
+// /proc/self/fd to shorten a longer one by.
+func shortSocketPath(p string) (string, func(), error) {
+	if len(p) < sunPathDarwin {
+		return p, func() {}, nil
+	}
+	return "", nil, fmt.Errorf("%s is longer than a sockaddr_un holds, and darwin has no /proc/self/fd to reach it by", p)
+}
+
+// ParseMountinfo refuses: mountinfo is Linux's procfs format.
+func ParseMountinfo([]byte) ([]Mount, error) {
+	return nil, errors.New("mountinfo: /proc/PID/mountinfo is Linux's; darwin has none")
+}
