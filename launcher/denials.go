@@ -74,8 +74,17 @@ func (d *denialLog) startLandlock(applied bool, stream func(ledger.Denial)) {
 	d.landlock = denials.WatchLandlock(denials.LandlockOptions{ABI: selftest.LandlockABI(), OnDenial: stream})
 }
 
+// NoListenerEnv, set to 1 in the launcher's environment, runs the plain
+// filter without the listener; only scripts/bench.sh sets it, to measure
+// what the listener costs (docs/bench.md). The verdicts are the same; the
+// record says that seccomp's refusals were not logged, and why.
+const NoListenerEnv = "AGENTBOX_BENCH_NO_LISTENER"
+
 // denialLogUnsupported says why this run cannot log seccomp denials, or "".
 func (p *prepared) denialLogUnsupported() string {
+	if p.l.cfg.getenv(NoListenerEnv) == "1" {
+		return NoListenerEnv + "=1 (a benchmark's baseline) turned the listener off: the plain filter ran"
+	}
 	if p.plan.Runtime.Path == "" {
 		return "the engine runs its own runtime, which agentbox does not hand a listener"
 	}
