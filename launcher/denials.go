@@ -74,8 +74,9 @@ func (d *denialLog) startLandlock(applied bool, stream func(ledger.Denial)) {
 	d.landlock = denials.WatchLandlock(denials.LandlockOptions{ABI: selftest.LandlockABI(), OnDenial: stream})
 }
 
-// NoListenerEnv, set to 1 in the launcher's environment, runs the plain
-// filter without the listener; only scripts/bench.sh sets it, to measure
+// NoListenerEnv is the variable that, set to 1 in the launcher's
+// environment, runs the plain filter without the listener; only
+// scripts/bench.sh sets it, to measure
 // what the listener costs (docs/bench.md). The verdicts are the same; the
 // record says that seccomp's refusals were not logged, and why.
 const NoListenerEnv = "AGENTBOX_BENCH_NO_LISTENER"
