@@ -19,10 +19,14 @@ import (
 // seccomp filter, without the denial log's notification listener.
 const noListenerEnv = "AGENTBOX_BENCH_NO_LISTENER"
 
-// execTimes is what `abbench exectime` prints: the wall time of each run
-// of the command after one unreported warm-up run.
+// execTimes is what `abbench exectime` prints: the wall time and the CPU
+// time (user and system, the command and its children) of each run of the
+// command after one unreported warm-up run. On a loaded machine the wall
+// time is mostly the other processes'; the CPU time is the command's own,
+// and the seccomp filter's work is in its system part.
 type execTimes struct {
-	NS []int64 `json:"ns"`
+	NS    []int64 `json:"ns"`
+	CPUNS []int64 `json:"cpu_ns"`
 }
 
 // runExecTime runs inside a sandbox, as the agent: it runs the command
@@ -51,6 +55,7 @@ func runExecTime(args []string) error {
 		}
 		if i > 0 {
 			res.NS = append(res.NS, int64(d))
+			res.CPUNS = append(res.CPUNS, int64(cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime()))
 		}
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
@@ -101,48 +106,67 @@ func runSyscalls(args []string) error {
 	env := append(os.Environ(), "AGENTBOX_STATE_DIR="+filepath.Join(*work, "agentbox-state"))
 	var out []row
 	for _, w := range loads {
-		on, off, paired, err := abSyscalls(abs, ws, env, w, *rounds, *perRun)
+		on, off, err := abSyscalls(abs, ws, env, w, *rounds, *perRun)
 		if err != nil {
 			return err
 		}
 		fmt.Printf("%s inside agentbox run (%d rounds x %d runs each, interleaved):\n", w.name, *rounds, *perRun)
-		fmt.Printf("  with the listener    median %s (IQR %s)\n", ms(on.median()), ms(on.spread()))
-		fmt.Printf("  plain filter         median %s (IQR %s)\n", ms(off.median()), ms(off.spread()))
-		fmt.Printf("  ratio listener/plain %s; per round %s (median %.2f)\n", ratio(on.median(), off.median()), fmtRatios(paired), medianFloat(paired))
-		r := medianFloat(paired)
-		out = append(out, row{
-			Metric: w.name + ", seccomp listener / plain filter (median of the rounds' ratios)", Agentbox: ms(on.median()), Baseline: ms(off.median()),
-			Value: fmt.Sprintf("%.2f", r), Target: "same (0.95-1.05)", Met: met(r >= 0.95 && r <= 1.05),
-		})
+		for _, k := range []struct {
+			name string
+			on   sample
+			off  sample
+			pair []float64
+		}{{"wall", on.wall, off.wall, pairedRatios(on.wallRounds, off.wallRounds)}, {"CPU ", on.cpu, off.cpu, pairedRatios(on.cpuRounds, off.cpuRounds)}} {
+			fmt.Printf("  %s  with the listener median %s (IQR %s), plain filter median %s (IQR %s)\n", k.name, ms(k.on.median()), ms(k.on.spread()), ms(k.off.median()), ms(k.off.spread()))
+			fmt.Printf("        ratio listener/plain %s; per round %s (median %.2f)\n", ratio(k.on.median(), k.off.median()), fmtRatios(k.pair), medianFloat(k.pair))
+			r := medianFloat(k.pair)
+			out = append(out, row{
+				Metric: fmt.Sprintf("%s, %s time, seccomp listener / plain filter (median of the rounds' ratios)", w.name, strings.TrimSpace(k.name)), Agentbox: ms(k.on.median()), Baseline: ms(k.off.median()),
+				Value: fmt.Sprintf("%.2f", r), Target: "same (0.95-1.05)", Met: met(r >= 0.95 && r <= 1.05),
+			})
+		}
 	}
 	return appendRows(*rows, out...)
 }
 
+// side is one side of the A/B: every timed run, and each round's medians.
+type side struct {
+	wall, cpu             sample
+	wallRounds, cpuRounds []time.Duration
+}
+
 // abSyscalls runs w rounds times with the listener and without,
 // alternating the order, and returns the times of each side.
-// paired holds each round's ratio of its two medians: the two sides of a
-// round ran back to back, so a load that drifts over minutes cancels out.
-func abSyscalls(agentbox, ws string, env []string, w workload, rounds, perRun int) (on, off sample, paired []float64, err error) {
+func abSyscalls(agentbox, ws string, env []string, w workload, rounds, perRun int) (on, off side, err error) {
 	for i := range rounds {
 		order := []bool{true, false}
 		if i%2 == 1 {
 			order = []bool{false, true}
 		}
-		var round [2]time.Duration
 		for _, listener := range order {
-			s, err := timeInSandbox(agentbox, ws, env, w, perRun, listener)
+			wall, cpu, err := timeInSandbox(agentbox, ws, env, w, perRun, listener)
 			if err != nil {
-				return nil, nil, nil, err
+				return side{}, side{}, err
 			}
+			s := &off
 			if listener {
-				on, round[0] = append(on, s...), s.median()
-			} else {
-				off, round[1] = append(off, s...), s.median()
+				s = &on
 			}
+			s.wall, s.cpu = append(s.wall, wall...), append(s.cpu, cpu...)
+			s.wallRounds, s.cpuRounds = append(s.wallRounds, wall.median()), append(s.cpuRounds, cpu.median())
 		}
-		paired = append(paired, float64(round[0])/float64(max(round[1], 1)))
 	}
-	return on, off, paired, nil
+	return on, off, nil
+}
+
+// pairedRatios are each round's ratio of its two medians: the two sides
+// of a round ran back to back, so a load that drifts over minutes cancels.
+func pairedRatios(on, off []time.Duration) []float64 {
+	var out []float64
+	for i := range min(len(on), len(off)) {
+		out = append(out, float64(on[i])/float64(max(off[i], 1)))
+	}
+	return out
 }
 
 func fmtRatios(rs []float64) string {
@@ -167,7 +191,7 @@ func medianFloat(rs []float64) float64 {
 
 // timeInSandbox runs `agentbox run -- ./abbench exectime -- WORKLOAD` and
 // checks from the run's record that the listener was on, or off, as asked.
-func timeInSandbox(agentbox, ws string, env []string, w workload, n int, listener bool) (sample, error) {
+func timeInSandbox(agentbox, ws string, env []string, w workload, n int, listener bool) (wall, cpu sample, err error) {
 	evidence := filepath.Join(filepath.Dir(ws), "syscalls-evidence.jsonl")
 	_ = os.Remove(evidence)
 	args := append([]string{"run", "--evidence", evidence, "--", "./abbench", "exectime", "-n", fmt.Sprint(n), "--"}, w.argv...)
@@ -180,24 +204,26 @@ func timeInSandbox(agentbox, ws string, env []string, w workload, n int, listene
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("agentbox run -- %s: %w: %s", strings.Join(w.argv, " "), err, lastLine(stderr.String()))
+		return nil, nil, fmt.Errorf("agentbox run -- %s: %w: %s", strings.Join(w.argv, " "), err, lastLine(stderr.String()))
 	}
 	logged, err := seccompLogged(evidence)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if logged != listener {
-		return nil, fmt.Errorf("asked for the listener %v, the run's record says seccomp logged=%v", listener, logged)
+		return nil, nil, fmt.Errorf("asked for the listener %v, the run's record says seccomp logged=%v", listener, logged)
 	}
 	var res execTimes
 	if err := json.Unmarshal(stdout, &res); err != nil {
-		return nil, fmt.Errorf("abbench exectime printed %q: %w", stdout, err)
+		return nil, nil, fmt.Errorf("abbench exectime printed %q: %w", stdout, err)
 	}
-	var s sample
-	for _, ns := range res.NS {
-		s = append(s, time.Duration(ns))
+	for i, ns := range res.NS {
+		wall = append(wall, time.Duration(ns))
+		if i < len(res.CPUNS) {
+			cpu = append(cpu, time.Duration(res.CPUNS[i]))
+		}
 	}
-	return s, nil
+	return wall, cpu, nil
 }
 
 // seccompLogged reads the record on the evidence channel: whether its
