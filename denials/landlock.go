@@ -66,6 +66,9 @@ type LandlockWatch struct {
 	dropped  int
 	overflow int // ENOBUFS: records this reader missed
 	errs     []error
+	// heard is true once a record reached the socket: the kernel's note
+	// of this reader's own bind, a Landlock record, any of them.
+	heard bool
 }
 
 // WatchLandlock starts reading the Landlock audit records, or says why it
@@ -195,6 +198,15 @@ func (w *LandlockWatch) Stop() Log {
 	defer w.mu.Unlock()
 	w.flush()
 	layer.Logged, layer.Dropped = true, w.dropped
+	if !w.heard {
+		// The kernel notes every bind to the group (AUDIT_EVENT_LISTENER)
+		// as a record, which this reader receives too: none at all means
+		// the records do not reach this socket (the kernel multicasts to
+		// the initial network namespace only).
+		layer.Logged = false
+		layer.Detail = "no audit record reached the launcher during the run, not even the kernel's note of its own bind: the kernel sends them to the initial network namespace only"
+		return Log{Layer: layer}
+	}
 	var notes []string
 	if w.overflow > 0 {
 		notes = append(notes, fmt.Sprintf("%d audit record(s) overflowed the launcher's socket and are missing", w.overflow))
@@ -261,6 +273,9 @@ const maxPending = 256
 
 // add files one record under its event and ends the event at its EOE.
 func (w *LandlockWatch) add(rec auditRecord) {
+	w.mu.Lock()
+	w.heard = true
+	w.mu.Unlock()
 	switch rec.Type {
 	case auditLandlockAccess, auditLandlockDomain, auditSyscall, auditEOE:
 	default:
