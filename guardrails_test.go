@@ -89,8 +89,8 @@ var layers = map[string]layer{
 	"apparmor":                      {exec: true}, // apparmor_parser loads profiles
 	"userns":                        {exec: true}, // newuidmap
 	"netpolicy":                     {may: []string{"internal/yamlfile", "netpolicy/bridge"}},
-	// The seccomp listener of a run's denial log: it writes ledger
-	// denials and runs nothing.
+	// The seccomp listener and the Landlock audit reader of a run's
+	// denial log: they write ledger denials and run nothing.
 	"denials": {may: []string{"ledger"}},
 	// The runtime CVE table and its pure judgement: doctor and the
 	// launcher ask it, each reading the runtime itself.

@@ -27,4 +27,10 @@
 // the kernel would have done. SECCOMP_IOCTL_NOTIF_ID_VALID after the reads
 // makes sure they came from the caller and not from a process that reused
 // its pid; a summary whose reads failed shows the raw numbers.
+//
+// Landlock's refusals are not the listener's: from ABI 7 the kernel sends
+// them to the audit subsystem, and a LandlockWatch reads a copy of every
+// audit record from the read-only multicast group (it never changes the
+// kernel's audit settings) and keeps the records of the domains the run's
+// agent created (landlock.go, docs/denials.md).
 package denials

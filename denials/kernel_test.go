@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if sock := os.Getenv(helperEnv); sock != "" {
 		os.Exit(helper(sock))
 	}
+	if dir := os.Getenv(landlockHelperEnv); dir != "" {
+		os.Exit(landlockHelper(dir))
+	}
 	os.Exit(m.Run())
 }
 

@@ -256,7 +256,14 @@ func (l *Listener) answer(fd int) {
 	agent := l.agentPhase()
 	c := describe(fd, n)
 	now := time.Now().UTC()
-	if err := refuse(fd, n.ID); err != nil {
+	switch err := refuse(fd, n.ID); {
+	case errors.Is(err, unix.ENOENT):
+		// The caller stopped waiting before the answer: a signal
+		// interrupted it (Go's preemption, say), and the kernel restarts
+		// the call, which notifies anew and is recorded then; or it was
+		// killed. Either way this notification is not an attempt of its own.
+		return
+	case err != nil:
 		l.fail(fmt.Errorf("seccomp listener: answer %s: %w", c.name, err))
 	}
 	l.record(ledger.Denial{Time: now, Layer: ledger.LayerSeccomp, Syscall: c.name, PID: int(n.PID), Comm: c.comm, Args: c.args}, agent)

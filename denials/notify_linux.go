@@ -1,7 +1,6 @@
 package denials
 
 import (
-	"errors"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -16,12 +15,9 @@ func receive(fd int) (seccompNotif, error) {
 }
 
 // refuse answers the notification id with EPERM. ENOENT means the caller
-// no longer waits for an answer; the call failed anyway.
+// no longer waits for an answer: interrupted by a signal (the kernel
+// restarts the call, which notifies again) or killed.
 func refuse(fd int, id uint64) error {
 	resp := seccompNotifResp{ID: id, Error: -int32(unix.EPERM)}
-	err := ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
-	if errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	return err
+	return ioctl(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }

@@ -2,7 +2,11 @@
 
 package denials
 
-import "errors"
+import (
+	"errors"
+	"os"
+	"time"
+)
 
 // errNotLinux is the answer off Linux: seccomp, its user notification and
 // the syscall numbers the summaries name are Linux's.
@@ -23,3 +27,32 @@ var (
 	cloneFlags     []flag
 	ptraceRequests = map[uint64]string{}
 )
+
+// Off Linux there is no kernel audit subsystem to read Landlock's records
+// from (nor Landlock): the watch says so through openAuditReader.
+type auditReader struct{}
+
+type auditRecord struct {
+	Type uint16
+	Text string
+}
+
+type auditStatus struct{ Enabled, Lost uint32 }
+
+var errStopped = errors.New("stopped")
+
+func openAuditReader() (*auditReader, error) { return nil, errNotLinux }
+
+func readAuditStatus() (auditStatus, error) { return auditStatus{}, errNotLinux }
+
+func (*auditReader) read([]byte, *os.File, time.Duration) (auditRecord, error) {
+	return auditRecord{}, errNotLinux
+}
+
+func (*auditReader) close() {}
+
+// AuditEnabled and SetAuditEnabled have no kernel audit to ask off Linux.
+func AuditEnabled() (bool, error) { return false, errNotLinux }
+
+// SetAuditEnabled: see AuditEnabled.
+func SetAuditEnabled(bool) (bool, error) { return false, errNotLinux }

@@ -34,8 +34,9 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Getenv reads the launcher's environment: AGENTBOX_STATE_DIR,
 	// AGENTBOX_RUN_ROOT, XDG_RUNTIME_DIR, HOME and AGENTBOX_CONFIG_DIR
-	// through the policy sources, AGENTBOX_INIT and AGENTBOX_TRACE=1 (each
-	// step's wall time on Stderr). Nil reads nothing.
+	// through the policy sources, AGENTBOX_INIT, AGENTBOX_TRACE=1 (each
+	// step's wall time on Stderr) and, for the benchmark only,
+	// AGENTBOX_BENCH_NO_LISTENER=1 (NoListenerEnv). Nil reads nothing.
 	Getenv func(string) string
 	// Environ is the environment the plan's allowlist chooses from (what
 	// may cross into the sandbox); nil is this process's environment.

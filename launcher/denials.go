@@ -27,6 +27,9 @@ type denialLog struct {
 	listener *denials.Listener
 	off      string // why seccomp denials are not logged; "" when they are
 	log      denials.Log
+	landlock *denials.LandlockWatch // nil: the run applies no Landlock
+	llOff    string                 // why, when landlock is nil
+	llLog    denials.Log
 	gateway  []ledger.Denial
 	gwLayer  *ledger.DenialLayer
 }
@@ -41,6 +44,7 @@ type denialLog struct {
 // plain filter runs and the record says why nothing was logged.
 func (p *prepared) startDenialLog() error {
 	d := &p.denials
+	d.startLandlock(p.plan.Landlock != nil, p.l.evidenceDenial)
 	if d.off = p.denialLogUnsupported(); d.off != "" {
 		return nil
 	}
@@ -58,8 +62,30 @@ func (p *prepared) startDenialLog() error {
 	return spec.WithSeccomp(prof.LoggedOCI(arch, l.Path))(p.spec)
 }
 
+// startLandlock starts reading the kernel's Landlock audit records when
+// the run applies a Landlock ruleset; the watch itself says when the host
+// cannot give them (no ABI 7, no CAP_AUDIT_READ, auditing off). agentbox
+// never turns kernel auditing on: that is the host's choice, system-wide.
+func (d *denialLog) startLandlock(applied bool, stream func(ledger.Denial)) {
+	if !applied {
+		d.llOff = "the run applies no Landlock ruleset (an LSM label or the engine confines the agent)"
+		return
+	}
+	d.landlock = denials.WatchLandlock(denials.LandlockOptions{ABI: selftest.LandlockABI(), OnDenial: stream})
+}
+
+// NoListenerEnv is the variable that, set to 1 in the launcher's
+// environment, runs the plain filter without the listener; only
+// scripts/bench.sh sets it, to measure
+// what the listener costs (docs/bench.md). The verdicts are the same; the
+// record says that seccomp's refusals were not logged, and why.
+const NoListenerEnv = "AGENTBOX_BENCH_NO_LISTENER"
+
 // denialLogUnsupported says why this run cannot log seccomp denials, or "".
 func (p *prepared) denialLogUnsupported() string {
+	if p.l.cfg.getenv(NoListenerEnv) == "1" {
+		return NoListenerEnv + "=1 (a benchmark's baseline) turned the listener off: the plain filter ran"
+	}
 	if p.plan.Runtime.Path == "" {
 		return "the engine runs its own runtime, which agentbox does not hand a listener"
 	}
@@ -83,10 +109,14 @@ func (l *launch) evidenceDenial(d ledger.Denial) {
 }
 
 // agentStarted marks the end of the self-test's probes: what follows is
-// the agent's.
-func (d *denialLog) agentStarted() {
+// the agent's. pids name the process that will become the agent and the
+// sandbox's init, whose Landlock domains are the run's.
+func (d *denialLog) agentStarted(pids selftest.SandboxPIDs) {
 	if d.listener != nil {
 		d.listener.AgentStarted()
+	}
+	if d.landlock != nil {
+		d.landlock.AgentStarted(pids.Agent, pids.Init)
 	}
 }
 
@@ -97,13 +127,17 @@ func (d *denialLog) stop(gw *netpolicy.RunGateway) {
 	if d.listener != nil {
 		d.log = d.listener.Stop()
 	}
+	if d.landlock != nil {
+		d.llLog = d.landlock.Stop()
+	}
 	if gw != nil {
 		d.gateway, d.gwLayer = gatewayDenials(gw.Log, d.log.AgentStarted)
 	}
 }
 
-// record adds the denial log to rec: the agent's denials, seccomp's then
-// the gateway's, and one entry per layer saying whether it logged.
+// record adds the denial log to rec: the agent's denials, seccomp's,
+// Landlock's, then the gateway's, and one entry per layer saying whether
+// it logged.
 func (d *denialLog) record(rec *ledger.Record) {
 	if d.listener == nil && d.off == "" {
 		return // the run ended before the step
@@ -112,28 +146,17 @@ func (d *denialLog) record(rec *ledger.Record) {
 	if d.listener == nil {
 		seccomp = ledger.DenialLayer{Layer: ledger.LayerSeccomp, Detail: d.off}
 	}
-	rec.DenialLayers = append(rec.DenialLayers, seccomp, landlockLayer())
+	landlock := d.llLog.Layer
+	if d.landlock == nil {
+		landlock = ledger.DenialLayer{Layer: ledger.LayerLandlock, Detail: d.llOff}
+	}
+	rec.DenialLayers = append(rec.DenialLayers, seccomp, landlock)
 	rec.Denials = append(rec.Denials, d.log.Denials...)
+	rec.Denials = append(rec.Denials, d.llLog.Denials...)
 	if d.gwLayer != nil {
 		rec.DenialLayers = append(rec.DenialLayers, *d.gwLayer)
 		rec.Denials = append(rec.Denials, d.gateway...)
 	}
-}
-
-// landlockLayer says why Landlock's refusals are not in the log: the
-// kernel reports them to the audit subsystem only from ABI 7, and
-// agentbox does not read the audit log yet.
-func landlockLayer() ledger.DenialLayer {
-	l := ledger.DenialLayer{Layer: ledger.LayerLandlock}
-	switch abi := selftest.LandlockABI(); {
-	case abi == 0:
-		l.Detail = "this kernel has no Landlock"
-	case abi < 7:
-		l.Detail = fmt.Sprintf("the kernel's Landlock ABI is %d, and only ABI 7 reports denials to the audit log", abi)
-	default:
-		l.Detail = fmt.Sprintf("the kernel (Landlock ABI %d) reports denials to the audit log, which agentbox does not read yet", abi)
-	}
-	return l
 }
 
 // gatewayDenials are the deny lines of the gateway's decision log: those

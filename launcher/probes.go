@@ -190,7 +190,7 @@ type handedOver struct {
 
 // handOver tells init to start the agent and records its Landlock status.
 func (p *prepared) handOver(ctx context.Context) (handedOver, error) {
-	p.denials.agentStarted()
+	p.denials.agentStarted(p.sandboxPIDs())
 	if err := p.initCh.Go(); err != nil {
 		return handedOver{}, err
 	}

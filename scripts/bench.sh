@@ -9,6 +9,9 @@
 #   issue 5  the gateway beside a direct loopback connection (netpolicy)
 #   seccomp  compiling the profile, native only vs with the 32-bit ABIs, and
 #            agentbox's pure-Go compiler (purego-ARCH) vs libseccomp
+#   issue 13 git status on a 30,000-file tree and a gcc compile inside
+#            agentbox run, with the seccomp notification listener vs the
+#            plain filter (AGENTBOX_BENCH_NO_LISTENER=1), interleaved
 #
 # Needs root (it starts sandboxes), runc, and what `make build` and the
 # Debian packages of `make setup` give. Sends traffic to loopback only.
@@ -119,6 +122,13 @@ fi
 
 section "seccomp: compiling the profile"
 gobench seccomp ./seccomp -run '^$' -bench Compile -count 5
+
+section "issue 13: a syscall-heavy workload, seccomp listener vs plain filter"
+if command -v git >/dev/null && command -v gcc >/dev/null; then
+	"$ABB" syscalls -agentbox bin/agentbox -work "$OUT" -rounds "${BENCH_ROUNDS:-6}" -rows "$ROWS" || failed+=(syscalls)
+else
+	echo "git or gcc is missing (apt-get install git gcc): the listener's cost is not measured"
+fi
 
 section "summary (medians; ratio = agentbox / baseline)"
 "$ABB" summary -rows "$ROWS" -gobench "$OUT/gobench"

@@ -15,7 +15,7 @@
 set -euo pipefail
 
 packages=(runc crun runsc libseccomp-dev gcc busybox-static docker.io docker-compose containerd
-	uidmap acl iproute2 nftables apparmor util-linux procps file podman slirp4netns)
+	uidmap acl iproute2 nftables apparmor util-linux procps file podman slirp4netns git)
 test_user=agentbox-test
 
 log() { echo "test-setup: $*"; }

@@ -64,7 +64,11 @@ func ApplyLandlock(plan *LandlockPlan) (LandlockStatus, error) {
 	// V9: no rule grants resolve_unix, so on ABI 9 and later the agent
 	// may connect only to pathname sockets bound inside its own domain.
 	// (V10 would add UDP to RestrictNet, which the plan does not want.)
-	cfg := landlock.V9.BestEffort()
+	// From ABI 7 the kernel reports the domains' refusals to the audit
+	// log; by default only until the process executes another program,
+	// which it does next: LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON keeps the
+	// agent's refusals logged (docs/denials.md). Older kernels: omitted.
+	cfg := landlock.V9.BestEffort().EnableLoggingForSubprocesses()
 	if err := cfg.RestrictPaths(rules...); err != nil {
 		return st, fmt.Errorf("landlock paths: %w", err)
 	}

@@ -7,6 +7,8 @@
 //	abbench selftest -work DIR [-n 10]                  agentbox selftest and the probe suite inside a sandbox
 //	abbench suite [-n 20]                               (inside a sandbox) time the probe catalog in-process
 //	abbench audit -container NAME -work DIR             agentbox audit CONTAINER vs docker inspect
+//	abbench syscalls -work DIR [-rounds 6]              git status and gcc inside agentbox run, seccomp listener vs plain filter
+//	abbench exectime [-n 3] -- CMD...                   (inside a sandbox) time a command
 //	abbench summary -rows FILE -gobench DIR             the final table
 //
 // It runs as root, on loopback only: the sandboxes it starts have no
@@ -26,9 +28,11 @@ func main() {
 		"audit":    runAudit,
 		"suite":    runSuite,
 		"summary":  runSummary,
+		"syscalls": runSyscalls,
+		"exectime": runExecTime,
 	}
 	if len(os.Args) < 2 || cmds[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: abbench launch|selftest|suite|audit|summary [flags] (see scripts/bench.sh)")
+		fmt.Fprintln(os.Stderr, "usage: abbench launch|selftest|suite|audit|syscalls|exectime|summary [flags] (see scripts/bench.sh)")
 		os.Exit(2)
 	}
 	if err := cmds[os.Args[1]](os.Args[2:]); err != nil {

@@ -6,9 +6,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,8 +18,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbox/agentbox/denials"
 	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/selftest"
 )
 
 // helperSyscalls makes the test binary, inside the sandbox, try each
@@ -47,6 +51,45 @@ var attempts = map[string]func() unix.Errno{
 	"io_uring_setup": func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 0, 0, 0); return e },
 	// Allowed: it must never appear in the log.
 	"getppid": func() unix.Errno { _, _, e := unix.Syscall(unix.SYS_GETPPID, 0, 0, 0); return e },
+	// Landlock's: /proc is mounted read-write but in the ruleset read-only,
+	// so writing this process's own comm is refused by Landlock alone (no
+	// O_CREAT: one access, fs.write_file); TCP connects only to the
+	// gateway's port, so the discard port on the sandbox's own loopback is
+	// refused before any packet.
+	"landlock-write": func() unix.Errno {
+		fd, err := unix.Open("/proc/self/comm", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return errnoOf(err)
+	},
+	"landlock-connect": func() unix.Errno {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return errnoOf(err)
+		}
+		defer unix.Close(fd)
+		return errnoOf(unix.Connect(fd, &unix.SockaddrInet4{Port: 9, Addr: [4]byte{127, 0, 0, 1}}))
+	},
+	// Allowed by Landlock: the workspace is writable.
+	"workspace-write": func() unix.Errno {
+		fd, err := unix.Open("landlock-allowed.txt", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return errnoOf(err)
+	},
+}
+
+func errnoOf(err error) unix.Errno {
+	if err == nil {
+		return 0
+	}
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return unix.EINVAL
 }
 
 // trySyscalls is the sandbox side: one name=ERRNO line per call.
@@ -131,8 +174,8 @@ func TestDenialLogOfAQuietRunIsEmpty(t *testing.T) {
 	if l := layer(t, rec, ledger.LayerSeccomp); !l.Logged {
 		t.Errorf("seccomp layer %+v: want logged", l)
 	}
-	if l := layer(t, rec, ledger.LayerLandlock); l.Logged || l.Detail == "" {
-		t.Errorf("landlock layer %+v: want not logged, with the reason", l)
+	if l := layer(t, rec, ledger.LayerLandlock); !l.Logged && l.Detail == "" {
+		t.Errorf("landlock layer %+v: not logged, without the reason", l)
 	}
 }
 
@@ -150,6 +193,82 @@ func TestSelftestProbeDenialsAreCountedNotListed(t *testing.T) {
 	}
 	if l := layer(t, rec, ledger.LayerSeccomp); !l.Logged || l.Probes == 0 {
 		t.Errorf("seccomp layer %+v: want the probes' attempts counted", l)
+	}
+}
+
+var landlockAttempts = []string{"landlock-write", "landlock-connect", "workspace-write", "getppid"}
+
+// With kernel auditing on (the test turns it on for its duration and puts
+// the previous state back), a write and a connect that Landlock refuses
+// are each in the record once, as layer landlock, with what was refused,
+// the caller's pid and command name; the allowed write is not. With it
+// off, the layer says so and how to turn it on.
+func TestDenialLogRecordsLandlockAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	testutil.RequireBinary(t, "runc", "runc")
+	if abi := selftest.LandlockABI(); abi < denials.LandlockLogABI {
+		testutil.Skip(t, fmt.Sprintf("the kernel's Landlock ABI is %d; audit records need %d", abi, denials.LandlockLogABI))
+	}
+	was, err := denials.SetAuditEnabled(false)
+	if err != nil {
+		testutil.Skip(t, "cannot set kernel auditing: "+err.Error())
+	}
+	t.Cleanup(func() {
+		if _, err := denials.SetAuditEnabled(was); err != nil {
+			t.Errorf("putting kernel auditing back (enabled=%v): %v", was, err)
+		}
+	})
+
+	rec, _, _ := runAttempts(t, "runc", landlockAttempts)
+	if l := layer(t, rec, ledger.LayerLandlock); l.Logged || !strings.Contains(l.Detail, "kernel audit is disabled (enable: auditctl -e 1, or boot with audit=1)") {
+		t.Errorf("audit off: landlock layer %+v, want not logged because auditing is off", l)
+	}
+
+	if _, err := denials.SetAuditEnabled(true); err != nil {
+		t.Fatal(err)
+	}
+	rec, stdout, streamed := runAttempts(t, "runc", landlockAttempts)
+	obs := observations(stdout)
+	if obs["landlock-write"] != "EACCES" || obs["landlock-connect"] != "EACCES" || obs["workspace-write"] != "ok" {
+		t.Fatalf("inside the sandbox: %v, want both Landlock attempts EACCES and the workspace write ok", obs)
+	}
+	if l := layer(t, rec, ledger.LayerLandlock); !l.Logged || l.Detail != "" {
+		t.Errorf("landlock layer %+v, want logged without remarks", l)
+	}
+	var got []string
+	for _, d := range rec.Denials {
+		if d.Layer != ledger.LayerLandlock {
+			continue
+		}
+		got = append(got, d.Syscall)
+		if d.PID <= 0 || d.Comm != "connect" || d.Time.IsZero() {
+			t.Errorf("denial %+v: want the helper's pid, its command name (connect) and a time", d)
+		}
+		switch d.Syscall {
+		case "fs.write_file":
+			if !regexp.MustCompile(`^path=/proc/[0-9]+/comm$`).MatchString(d.Args) {
+				t.Errorf("the write's object: %q, want path=/proc/PID/comm", d.Args)
+			}
+		case "net.connect_tcp":
+			if d.Args != "daddr=127.0.0.1 dest=9" {
+				t.Errorf("the connect's object: %q", d.Args)
+			}
+		}
+		if strings.Contains(d.Args, "landlock-allowed") {
+			t.Errorf("the allowed write is in the log: %+v", d)
+		}
+	}
+	if want := []string{"fs.write_file", "net.connect_tcp"}; !slices.Equal(got, want) {
+		t.Errorf("landlock denials %v, want each refusal once: %v", got, want)
+	}
+	var streamedLL []string
+	for _, s := range streamed {
+		if strings.Contains(s, ".") {
+			streamedLL = append(streamedLL, s)
+		}
+	}
+	if !slices.Equal(streamedLL, got) {
+		t.Errorf("--evidence streamed %v, want %v", streamedLL, got)
 	}
 }
 
