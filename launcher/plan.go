@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy"
@@ -93,6 +94,7 @@ func (pl *planned) captureHost() error {
 		return err
 	}
 	h.SubIDs = subIDs(pl.hostIDs, h.EUID)
+	h.Runtimes, h.HybridCgroup = installedRuntimes(pl.dirs.RunRoot), engine.HybridCgroup()
 	pl.host = h
 	return nil
 }

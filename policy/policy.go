@@ -29,7 +29,9 @@ type Policy struct {
 	Limits Limits `yaml:"limits,omitempty" json:"limits,omitempty"`
 
 	// Runtime names the OCI runtime: runc, crun, runsc, or an absolute path
-	// to a runtime binary. Empty means runc.
+	// to a runtime binary. Empty lets agentbox choose from the host's facts
+	// (ChooseRuntime: crun where it is installed and has not failed its last
+	// self-test here, else runc); the run records which and why.
 	Runtime string `yaml:"runtime,omitempty" json:"runtime,omitempty"`
 
 	// Isolation is how the agent is kept apart from the host: "" (the
