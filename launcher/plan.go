@@ -39,6 +39,9 @@ type planned struct {
 	// canary are the canaries' names and values, chosen with the run.
 	canary canaryPlan
 	plan   *policy.Plan
+	// engineNote names the engine the policy chose and why, for the
+	// record; empty when the caller gave the engine.
+	engineNote string
 }
 
 // planSteps are the recipe's pure prefix: each reads and decides, and
@@ -56,8 +59,10 @@ func (pl *planned) planSteps() []namedStep {
 
 func (pl *planned) loadPolicy() error {
 	var err error
-	pl.policy, pl.sources, err = LoadPolicy(pl.l.cfg.Policy, pl.l.cfg.Sources)
-	return err
+	if pl.policy, pl.sources, err = LoadPolicy(pl.l.cfg.Policy, pl.l.cfg.Sources); err != nil {
+		return err
+	}
+	return pl.openEngine() // engines.go
 }
 
 // captureHost reads the host's facts: host.Capture's, the directories

@@ -44,13 +44,15 @@ const (
 // failure does); it only stops crun from being the default of the runs
 // after it, until a self-test on crun passes (agentbox selftest --runtime
 // crun) or crun or the package database changes.
-func ChooseRuntime(h Host) (name, reason string) {
+func ChooseRuntime(h Host, workspace string) (name, reason string) {
 	crun, ok := h.installed("crun")
 	switch {
 	case !ok:
 		return "runc", "crun is not installed (apt-get install crun would make it the default: it starts about three times faster)"
 	case h.HybridCgroup && h.EUID != 0:
 		return "runc", "crun is installed, but it refuses this hybrid cgroup host's v2 hierarchy, which only root can hide from it (run as root, or pass --runtime runc)"
+	case crunCannotEnter(h, workspace):
+		return "runc", "crun is installed, but " + crunWorkspaceWhy(workspace)
 	case crun.SelfTest == SelfTestFailed:
 		return "runc", fmt.Sprintf("crun at %s failed the self-test of run %s on this host; runc is the default until a self-test on crun passes (agentbox selftest --runtime crun)", crun.Path, crun.Run)
 	case crun.SelfTest == SelfTestPassed:
@@ -58,6 +60,24 @@ func ChooseRuntime(h Host) (name, reason string) {
 	default:
 		return "crun", fmt.Sprintf("crun at %s is installed and has run no self-test on this host yet (this run's is its first); it starts about three times faster than runc%s", crun.Path, h.hybridNote())
 	}
+}
+
+// crunCannotEnter reports whether crun, as root, would fail to make the
+// mounts inside the workspace (the protected paths, the covers of its
+// sockets, the launcher's canary socket): it makes them as the sandbox's
+// root, a host uid that a root-owned workspace closed to others does not
+// let in, and that the workspace grant (given to the agent's uid) does not
+// reach. runc makes the same mounts without that lookup.
+func crunCannotEnter(h Host, workspace string) bool {
+	if h.EUID != 0 || workspace == "" {
+		return false
+	}
+	fi, err := h.FS.Stat(workspace)
+	return err == nil && fi.UID == 0 && fi.Mode.Perm()&0o001 == 0
+}
+
+func crunWorkspaceWhy(workspace string) string {
+	return fmt.Sprintf("the workspace %s is root's and closed to others: crun makes the mounts inside it (protected paths, socket covers) as the sandbox's root, which the workspace grant does not reach, and fails; runc does not", workspace)
 }
 
 func (h Host) hybridNote() string {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,7 @@ func TestRuntimeChoice(t *testing.T) {
 		{"crun failed", "", 0, false, []InstalledRuntime{failed, runc}, "runc", ChosenDefault, "failed the self-test of run R1"},
 		{"rootless hybrid", "", 1000, true, []InstalledRuntime{passed, runc}, "runc", ChosenDefault, "only root can hide"},
 		{"rootless unified", "", 1000, false, []InstalledRuntime{crun, runc}, "crun", ChosenDefault, "crun at /usr/bin/crun"},
+		{"root's closed workspace", "", 0, false, []InstalledRuntime{passed, runc}, "runc", ChosenDefault, "is root's and closed to others"},
 		{"policy wins", "runc", 0, false, []InstalledRuntime{passed, runc}, "runc", ChosenPolicy, "asked for by the policy"},
 		{"policy crun although failed", "crun", 0, false, []InstalledRuntime{failed, runc}, "crun", ChosenPolicy, "asked for by the policy"},
 	} {
@@ -38,7 +40,9 @@ func TestRuntimeChoice(t *testing.T) {
 			plan, err := resolve(t, Policy{Runtime: c.policy}, []string{"sh"}, func(f *fakeFS, h *Host) {
 				f.file("/usr/bin/crun", 0o755, 0)
 				f.path["crun"] = "/usr/bin/crun"
-				f.dir("/home/u", 1000, 1000)
+				if c.name == "root's closed workspace" {
+					f.files["/srv/proj"] = FileInfo{Mode: fs.ModeDir | 0o700}
+				}
 				h.EUID, h.HybridCgroup, h.Runtimes = c.euid, c.hybrid, c.runtimes
 			})
 			if err != nil {

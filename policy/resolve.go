@@ -238,7 +238,10 @@ func (r *resolver) resolveRuntime() error {
 	}
 	if name == "" {
 		chosen = ChosenDefault
-		name, reason = ChooseRuntime(r.h)
+		name, reason = ChooseRuntime(r.h, r.plan.Workspace)
+	}
+	if filepath.Base(name) == "crun" && crunCannotEnter(r.h, r.plan.Workspace) {
+		return &HostError{What: "crun cannot run this sandbox: " + crunWorkspaceWhy(r.plan.Workspace), Fix: "use --runtime runc, or let others search the workspace (chmod o+x " + r.plan.Workspace + ")"}
 	}
 	if filepath.Base(name) == "crun" && r.h.HybridCgroup && r.h.EUID != 0 {
 		return &HostError{What: "crun cannot run rootless on this host: it refuses the hybrid cgroup layout's v2 hierarchy, which holds controllers, and only root can hide it from crun", Fix: "use --runtime runc, or run agentbox as root"}
