@@ -14,15 +14,15 @@ import (
 // nothing else. A fact that could not be read is left empty with the reason
 // in its Err field; the check that needs it says UNKNOWN.
 type Facts struct {
-	User      UserFacts      `json:"user"`
-	OS        OSRelease      `json:"os"`
-	Kernel    string         `json:"kernel"` // /proc/sys/kernel/osrelease
-	UserNS    UserNSFacts    `json:"userns"`
-	IDs       IDFacts        `json:"ids"`
-	Seccomp   SeccompFacts   `json:"seccomp"`
-	LSM       LSMFacts       `json:"lsm"`
-	Cgroup    CgroupFacts    `json:"cgroup"`
-	Runtimes  []RuntimeFacts `json:"runtimes"`
+	User     UserFacts      `json:"user"`
+	OS       OSRelease      `json:"os"`
+	Kernel   string         `json:"kernel"` // /proc/sys/kernel/osrelease
+	UserNS   UserNSFacts    `json:"userns"`
+	IDs      IDFacts        `json:"ids"`
+	Seccomp  SeccompFacts   `json:"seccomp"`
+	LSM      LSMFacts       `json:"lsm"`
+	Cgroup   CgroupFacts    `json:"cgroup"`
+	Runtimes []RuntimeFacts `json:"runtimes"`
 	// Default is the runtime a run gets without --runtime (Run fills it
 	// with the launcher's self-test verdicts; Gather without them).
 	Default   DefaultRuntime `json:"default_runtime"`

@@ -142,7 +142,6 @@ func testEnginePolicy(t *testing.T) string {
 // (AGENTBOX_TEST_ENGINE=containerd).
 func onContainerd() bool { return os.Getenv(testEngineEnv) == "containerd" }
 
-
 func runIn(t *testing.T, env []string, dir string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(agentboxBin, args...)
