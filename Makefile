@@ -35,7 +35,16 @@ test: setup build ## what CI runs: vet, lint, generated files, unit + integratio
 	$(MAKE) lint
 	$(MAKE) verify-generate
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...
+	AGENTBOX_TEST_RUNTIME=runc $(GO) test -tags integration -count=1 -timeout 10m -run '$(CORE_SUITE)' ./cmd/agentbox/
+	AGENTBOX_TEST_ENGINE=containerd $(GO) test -tags integration -count=1 -timeout 10m -run '$(CORE_SUITE)' ./cmd/agentbox/
 	scripts/test-rootless.sh
+
+# The core of the launcher suite, run once more on the runtime that is not
+# the default (runc; crun is, as root) and on containerd: caps, NoNewPrivs,
+# seccomp, uid map, read-only root, canaries, mount and unshare, only lo
+# (TestRunBoundary, TestCrunBoundaryAsRoot), exit codes, TTY, signals,
+# SIGKILL of the launcher then gc. About two minutes each (docs/containerd.md).
+CORE_SUITE := ^(TestRunBoundary|TestCrunBoundaryAsRoot|TestExitCodesPassThrough|TestTerminalIsAFreshPty|TestSigtermReachesTheAgent|TestKilledLauncherIsCleanedByGC)$$
 
 integration: setup build ## unit and integration tests as root (real runc, kernel, Docker); *Rootless tests run in `make rootless`
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...

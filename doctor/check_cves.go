@@ -21,7 +21,7 @@ func runModes(f *Facts) []advisory.Mode {
 // checkRuntimes tells the user to name).
 func verdictRuntime(f *Facts) string {
 	for _, rt := range f.Runtimes {
-		if rt.Name == defaultRuntime {
+		if rt.Name == f.defaultRuntime() {
 			return rt.Name
 		}
 	}

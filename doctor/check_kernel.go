@@ -108,14 +108,14 @@ func checkAppArmorRestrict(f *Facts) []Result {
 // restrictedRuntime is the runtime a rootless run would use and its path.
 func restrictedRuntime(f *Facts) (string, string) {
 	for _, rt := range f.Runtimes {
-		if rt.Name == defaultRuntime {
+		if rt.Name == f.defaultRuntime() {
 			return rt.Name, rt.Path
 		}
 	}
 	if len(f.Runtimes) > 0 {
 		return f.Runtimes[0].Name, f.Runtimes[0].Path
 	}
-	return defaultRuntime, "/usr/sbin/runc"
+	return f.defaultRuntime(), "/usr/sbin/" + f.defaultRuntime()
 }
 
 // userNSProfileFix installs an AppArmor profile that lets only the runtime

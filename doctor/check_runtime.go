@@ -4,30 +4,41 @@ import (
 	"fmt"
 )
 
-// checkRuntimes reports which runtimes are installed and whether the
-// default one is.
+// checkRuntimes reports which runtimes are installed, which one a run
+// gets by default here and why, and, for a runtime `agentbox run`
+// refuses (runsc without --preserve-fds), the refusal: never a PASS.
 func checkRuntimes(f *Facts) []Result {
 	var out []Result
-	names := []string{}
+	def := f.defaultRuntime()
 	for _, rt := range f.Runtimes {
-		names = append(names, rt.Name)
-		out = append(out, Result{ID: "runtime-" + rt.Name, Status: Pass, Layer: LayerRuntime, Detail: describeRuntime(rt)})
+		r := Result{ID: "runtime-" + rt.Name, Status: Pass, Layer: LayerRuntime, Detail: describeRuntime(rt)}
+		if rt.Refusal != "" {
+			r.Status, r.Layer = Warn, ""
+			r.Detail += "; agentbox run --runtime " + rt.Name + " refuses it (exit code 4, the host cannot provide the boundary): " + rt.Refusal
+			r.Fix = "use the default runtime (" + def + "), or a gVisor release whose `runsc help run` lists --preserve-fds"
+		}
+		out = append(out, r)
 	}
-	switch {
-	case len(names) == 0:
-		out = append(out, Result{
-			ID: "runtime-" + defaultRuntime, Status: Fail, Layer: LayerRuntime,
-			Detail: "no OCI runtime found on PATH (runc, crun or runsc): agentbox cannot start a sandbox",
-			Fix:    installCommand(f.OS, defaultRuntime),
-		})
-	case !contains(names, defaultRuntime):
-		out = append(out, Result{
-			ID: "runtime-" + defaultRuntime, Status: Warn, Layer: LayerRuntime,
-			Detail: fmt.Sprintf("runc, the default runtime, is not installed; %s is: runs need runtime: %s in agentbox.yaml (or --runtime %s)", names[0], names[0], names[0]),
-			Fix:    installCommand(f.OS, defaultRuntime),
+	if !f.installed(def) {
+		return append(out, Result{
+			ID: "runtime-default", Status: Fail, Layer: LayerRuntime,
+			Detail: "no OCI runtime that agentbox chooses by default (crun or runc) is on PATH, so agentbox run cannot start a sandbox without --runtime",
+			Fix:    installCommand(f.OS, def),
 		})
 	}
-	return out
+	return append(out, Result{
+		ID: "runtime-default", Status: Pass, Layer: LayerRuntime,
+		Detail: fmt.Sprintf("agentbox run uses %s by default on this host, through the OCI runtime's command line (engine runtime; containerd only when asked: --engine containerd or engine: containerd): %s; --runtime, or runtime: in a policy file, overrides it", def, f.Default.Reason),
+	})
+}
+
+func (f *Facts) installed(name string) bool {
+	for _, rt := range f.Runtimes {
+		if rt.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func describeRuntime(rt RuntimeFacts) string {

@@ -107,7 +107,10 @@ func TestChecks(t *testing.T) {
 		}, "cgroup", Warn, "no-resource-limits", "Delegate=cpu cpuset io memory pids"},
 		{"no cgroups", func(f *Facts) { f.Cgroup = CgroupFacts{} }, "cgroup", Unknown, "", "mount -t cgroup2"},
 		{"no mount table", func(f *Facts) { f.Cgroup = CgroupFacts{Err: "read mount table: no such file"} }, "cgroup", Unknown, "", "mount -t proc"},
-		{"no runtime", func(f *Facts) { f.Runtimes = nil }, "runtime-runc", Fail, "", "apt-get install runc"},
+		{"no runtime", func(f *Facts) { f.Runtimes = nil }, "runtime-default", Fail, "", "apt-get install runc"},
+		{"runsc that run refuses", func(f *Facts) {
+			f.Runtimes = append(f.Runtimes, RuntimeFacts{Name: "runsc", Path: "/usr/bin/runsc", Version: "0.0", Refusal: "runsc 0.0 at /usr/bin/runsc cannot run an agentbox sandbox"})
+		}, "runtime-runsc", Warn, "", "preserve-fds"},
 		{"self-test not wired", func(f *Facts) { f.SelfTest = SelfTestFacts{NotRun: "not wired"} }, "selftest", Unknown, "", "agentbox selftest"},
 		{"self-test sandbox failed", func(f *Facts) { f.SelfTest.Err = "runc create: permission denied" }, "selftest", Fail, "", "agentbox selftest"},
 		{"self-test probe failed", func(f *Facts) {
@@ -211,3 +214,26 @@ func TestRecord(t *testing.T) {
 }
 
 var startTime = time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+
+// The default runtime doctor reports is the planner's choice, made from
+// the runtimes found, the cgroup layout, the user and the launcher's
+// self-test verdicts.
+func TestDoctorReportsTheDefaultRuntimeAndWhy(t *testing.T) {
+	f := healthyFacts()
+	f.Runtimes = []RuntimeFacts{{Name: "runc", Path: "/usr/sbin/runc", Version: "1.1.5"}, {Name: "crun", Path: "/usr/bin/crun", Version: "1.8.1"}}
+	for _, c := range []struct {
+		verdict policy.SelfTestVerdict
+		want    string
+	}{{"", "uses crun by default"}, {policy.SelfTestPassed, "passed the self-test of run r9"}, {policy.SelfTestFailed, "uses runc by default"}} {
+		f.Default = chooseDefault(f, func(name, _ string) (policy.SelfTestVerdict, string) {
+			if name == "crun" {
+				return c.verdict, "r9"
+			}
+			return "", ""
+		})
+		r, ok := find(Evaluate(f).Checks, "runtime-default")
+		if !ok || r.Status != Pass || !strings.Contains(r.Detail, c.want) {
+			t.Errorf("crun's verdict %q: %+v, want PASS naming %q", c.verdict, r, c.want)
+		}
+	}
+}

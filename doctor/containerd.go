@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/agentbox/agentbox/engine/advisory"
 	"github.com/agentbox/agentbox/engine/containerd"
 )
 
@@ -98,16 +99,51 @@ func checkContainerd(f *Facts) []Result {
 		r.Status, r.Detail, r.Fix = Warn, r.Detail+", but containerd-shim-runc-v2 is not on PATH: --engine containerd cannot start a task", installCommand(f.OS, "containerd")
 		return []Result{r}
 	}
-	r.Detail += fmt.Sprintf("; its runc shim is %s, and agentbox's tasks run the plan's runtime (%s), whose CVEs are under runtime-cves", c.Shim, planRuntime(f))
+	r.Detail += fmt.Sprintf("; its runc shim is %s, and agentbox's tasks run the plan's runtime under it (%s): %s", c.Shim, planRuntime(f), shimRuntimeFixes(f))
+	if strings.Contains(r.Detail, "EXPOSED") {
+		r.Status, r.Fix = Warn, "update the runtime (runtime-cves has each fix), or accept the finding for --engine containerd runs in the policy with a reason"
+	}
 	return []Result{r}
+}
+
+// shimRuntimeFixes says whether the runtime containerd's shim will run
+// for agentbox is the patched one: the advisory table's verdicts for it in
+// the default mode, as runtime-cves gives them one by one.
+func shimRuntimeFixes(f *Facts) string {
+	judged, err := judgeRuntimes(f)
+	if err != nil {
+		return "its fixes are unknown (" + err.Error() + ")"
+	}
+	var lacking, exposed []string
+	for i, rt := range f.Runtimes {
+		if rt.Name != f.defaultRuntime() {
+			continue
+		}
+		for _, fd := range judged[i][0] {
+			switch {
+			case fd.Verdict == advisory.Fixed || fd.Verdict == advisory.NotAffected:
+			case fd.Residual():
+				lacking = append(lacking, fd.Key)
+			default:
+				exposed = append(exposed, fd.Key)
+			}
+		}
+	}
+	switch {
+	case len(exposed) > 0:
+		return fmt.Sprintf("it is not patched: EXPOSED to %s in the default mode, so agentbox run refuses unless the policy accepts it", strings.Join(exposed, ", "))
+	case len(lacking) > 0:
+		return fmt.Sprintf("it lacks %d fixes that the default mode does not expose (%s)", len(lacking), strings.Join(lacking, ", "))
+	}
+	return "it has every fix of the advisory table"
 }
 
 // planRuntime describes the default runtime as doctor found it.
 func planRuntime(f *Facts) string {
 	for _, rt := range f.Runtimes {
-		if rt.Name == defaultRuntime {
+		if rt.Name == f.defaultRuntime() {
 			return describeRuntime(rt)
 		}
 	}
-	return defaultRuntime + ", not installed"
+	return f.defaultRuntime() + ", not installed"
 }

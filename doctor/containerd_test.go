@@ -32,7 +32,8 @@ func TestCheckContainerd(t *testing.T) {
 		detail string
 	}{
 		{"not here", func(f *Facts) { f.Containerd = nil }, "", ""},
-		{"ready", func(*Facts) {}, Pass, "runc 1.1.5 at /usr/sbin/runc"},
+		{"ready, its runc unpatched", func(*Facts) {}, Warn, "runc 1.1.5 at /usr/sbin/runc, not from a package): it is not patched: EXPOSED to runc-CVE-2024-21626"},
+		{"ready, its runc patched but for what is not exposed", func(f *Facts) { f.Runtimes[0].Version = "1.4.1" }, Pass, "(runc 1.4.1 at /usr/sbin/runc, not from a package): it lacks 1 fixes that the default mode does not expose (runc-CVE-2026-41579)"},
 		{"not running", func(f *Facts) { f.Containerd.SocketFound = false }, Pass, "not running"},
 		{"version unknown", func(f *Facts) { f.Containerd.Version, f.Containerd.VersionErr = "", "ctr is not on PATH" }, Unknown, "ctr is not on PATH"},
 		{"too old", func(f *Facts) { f.Containerd.Version = "1.5.9" }, Warn, "older than 1.6.0"},

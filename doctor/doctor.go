@@ -15,6 +15,9 @@ type Options struct {
 	// SelfTest is the end-to-end proof. Nil leaves the selftest check
 	// UNKNOWN, which blocks.
 	SelfTest SelfTestFunc
+	// Verdicts are the launcher's self-test verdicts per runtime binary,
+	// by which the default runtime is chosen; nil: none known.
+	Verdicts Verdicts
 }
 
 // Run gathers the host's facts, runs the self-test and evaluates every
@@ -25,7 +28,11 @@ func Run(ctx context.Context, o Options) Report {
 		h = Live()
 	}
 	f := Gather(ctx, h)
+	f.Default = chooseDefault(f, o.Verdicts)
 	runSelfTest(ctx, o.SelfTest, f)
+	if o.Verdicts != nil {
+		f.Default = chooseDefault(f, o.Verdicts) // the self-test's own verdict counts
+	}
 	return Evaluate(f)
 }
 

@@ -34,7 +34,7 @@ func Evaluate(f *Facts) Report {
 // layerLead is the result whose detail describes a layer that holds.
 var layerLead = map[string]string{
 	LayerUserNS: "subids", LayerSeccomp: "seccomp", LayerMAC: "mac",
-	LayerLimits: "cgroup", LayerRuntime: "runtime-" + defaultRuntime, LayerSelfTest: "selftest",
+	LayerLimits: "cgroup", LayerRuntime: "runtime-default", LayerSelfTest: "selftest",
 }
 
 func layers(rs []Result) []Layer {

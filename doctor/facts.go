@@ -14,15 +14,18 @@ import (
 // nothing else. A fact that could not be read is left empty with the reason
 // in its Err field; the check that needs it says UNKNOWN.
 type Facts struct {
-	User      UserFacts      `json:"user"`
-	OS        OSRelease      `json:"os"`
-	Kernel    string         `json:"kernel"` // /proc/sys/kernel/osrelease
-	UserNS    UserNSFacts    `json:"userns"`
-	IDs       IDFacts        `json:"ids"`
-	Seccomp   SeccompFacts   `json:"seccomp"`
-	LSM       LSMFacts       `json:"lsm"`
-	Cgroup    CgroupFacts    `json:"cgroup"`
-	Runtimes  []RuntimeFacts `json:"runtimes"`
+	User     UserFacts      `json:"user"`
+	OS       OSRelease      `json:"os"`
+	Kernel   string         `json:"kernel"` // /proc/sys/kernel/osrelease
+	UserNS   UserNSFacts    `json:"userns"`
+	IDs      IDFacts        `json:"ids"`
+	Seccomp  SeccompFacts   `json:"seccomp"`
+	LSM      LSMFacts       `json:"lsm"`
+	Cgroup   CgroupFacts    `json:"cgroup"`
+	Runtimes []RuntimeFacts `json:"runtimes"`
+	// Default is the runtime a run gets without --runtime (Run fills it
+	// with the launcher's self-test verdicts; Gather without them).
+	Default   DefaultRuntime `json:"default_runtime"`
 	Container ContainerFacts `json:"container"`
 	VM        VMFacts        `json:"vm"`
 	Docker    DockerFacts    `json:"docker"`
@@ -146,6 +149,18 @@ type RuntimeFacts struct {
 	// Package is the package that installed the binary; nil when none
 	// owns it.
 	Package *Package `json:"package,omitempty"`
+	// Refusal is why `agentbox run` refuses this runtime on this host
+	// (exit code 4), "" when it does not: a runsc whose `run` cannot pass
+	// agentbox-init its channel (engine.CheckRunsc). Doctor reads it;
+	// `agentbox run` decides it itself.
+	Refusal string `json:"refusal,omitempty"`
+}
+
+// DefaultRuntime is the runtime a policy without runtime: gets on this
+// host, as the planner chooses it (policy.ChooseRuntime), and why.
+type DefaultRuntime struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // Package is an installed distribution package.

@@ -6,14 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/engine/advisory"
+	"github.com/agentbox/agentbox/policy"
 )
 
 // runtimeNames are the OCI runtimes agentbox can drive, default first.
 var runtimeNames = []string{"runc", "crun", "runsc"}
-
-// defaultRuntime is the runtime a policy without runtime: uses.
-const defaultRuntime = "runc"
 
 func gatherRuntimes(ctx context.Context, h Host, f *Facts) {
 	for _, name := range runtimeNames {
@@ -21,8 +20,47 @@ func gatherRuntimes(ctx context.Context, h Host, f *Facts) {
 		if err != nil {
 			continue
 		}
-		f.Runtimes = append(f.Runtimes, InspectRuntime(ctx, h, name, p))
+		rt := InspectRuntime(ctx, h, name, p)
+		if name == "runsc" {
+			help, _ := h.Sys.Output(ctx, p, "help", "run") // runsc exits 0 or 2 after printing help
+			if !engine.RunscPassesFiles(string(help)) {
+				rt.Refusal = engine.RunscRefusal(p, rt.Version).Error()
+			}
+		}
+		f.Runtimes = append(f.Runtimes, rt)
 	}
+	f.Default = chooseDefault(f, nil)
+}
+
+// Verdicts answers, for the runtime name at path, the verdict of its last
+// self-test on this host and the run that gave it (the launcher's
+// runtime-facts cache); nil knows none.
+type Verdicts func(name, path string) (policy.SelfTestVerdict, string)
+
+// chooseDefault is the planner's choice of the default runtime from the
+// facts doctor gathered, with the verdicts v.
+func chooseDefault(f *Facts, v Verdicts) DefaultRuntime {
+	h := policy.Host{EUID: uint32(f.User.EUID), HybridCgroup: f.Cgroup.Mode == "hybrid"}
+	for _, rt := range f.Runtimes {
+		if !slices.Contains(policy.DefaultRuntimes, rt.Name) {
+			continue
+		}
+		in := policy.InstalledRuntime{Name: rt.Name, Path: rt.Path}
+		if v != nil {
+			in.SelfTest, in.Run = v(rt.Name, rt.Path)
+		}
+		h.Runtimes = append(h.Runtimes, in)
+	}
+	name, reason := policy.ChooseRuntime(h, "")
+	return DefaultRuntime{Name: name, Reason: reason}
+}
+
+// defaultRuntime is the runtime a run without --runtime gets here.
+func (f *Facts) defaultRuntime() string {
+	if f.Default.Name == "" {
+		return "runc"
+	}
+	return f.Default.Name
 }
 
 // InspectRuntime reads what the advisory table judges a runtime by: the

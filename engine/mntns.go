@@ -15,12 +15,15 @@ const HybridUnified = "/sys/fs/cgroup/unified"
 // hybrid mode not supported"), so agentbox runs it, as root, in a private
 // mount namespace without that mount, where the host looks like plain v1.
 func HiddenUnified(runtime string, root bool) string {
-	if filepath.Base(runtime) != "crun" || !root {
-		return ""
-	}
-	b, err := os.ReadFile(filepath.Join(HybridUnified, "cgroup.controllers"))
-	if err != nil || strings.TrimSpace(string(b)) == "" {
+	if filepath.Base(runtime) != "crun" || !root || !HybridCgroup() {
 		return ""
 	}
 	return HybridUnified
+}
+
+// HybridCgroup reports whether this host mounts a v2 hierarchy that holds
+// controllers beside the v1 ones, the layout crun refuses.
+func HybridCgroup() bool {
+	b, err := os.ReadFile(filepath.Join(HybridUnified, "cgroup.controllers"))
+	return err == nil && strings.TrimSpace(string(b)) != ""
 }

@@ -68,22 +68,27 @@ type State struct {
 	Bundle string `json:"bundle"`
 }
 
-// command prepares one invocation; extra is the number of extra files
-// the caller will pass.
+// command prepares one invocation that sets up no cgroup (state, kill,
+// delete); extra is the number of extra files the caller will pass.
+// Such a call needs no mount hidden: crun 1.8 reads, signals and removes
+// (v1 cgroups included) a container it created with the v2 hierarchy
+// hidden, on the host's own hybrid layout. The hybrid-cgroup workaround is
+// thus one helper process per launch, the create's (RUNTIME run --detach).
 func (r Runtime) command(ctx context.Context, extra int, args ...string) *exec.Cmd {
-	return r.composing(ctx, extra, "", args...)
+	return r.composing(ctx, extra, "", "", args...)
 }
 
-// composing prepares one invocation whose helper first lays out the
-// nested binds of the composition file compose ("" for none).
-func (r Runtime) composing(ctx context.Context, extra int, compose string, args ...string) *exec.Cmd {
+// composing prepares one invocation whose helper first hides the mount
+// hide ("" for none) and lays out the nested binds of the composition
+// file compose ("" for none).
+func (r Runtime) composing(ctx context.Context, extra int, hide, compose string, args ...string) *exec.Cmd {
 	full := append([]string{"--root", r.Root}, args...)
 	var cmd *exec.Cmd
 	switch {
 	case r.UserNS != nil:
 		cmd = r.UserNS.command(ctx, r.Path, full, extra, compose)
-	case r.Hide != "" || compose != "":
-		cmd = mntnsCommand(ctx, r.Helper, r.Hide, compose, r.Path, full)
+	case hide != "" || compose != "":
+		cmd = mntnsCommand(ctx, r.Helper, hide, compose, r.Path, full)
 	default:
 		cmd = exec.CommandContext(ctx, r.Path, full...)
 	}
@@ -142,7 +147,7 @@ func (r Runtime) launch(ctx context.Context, verb []string, id, bundle string, o
 	if compose != "" && r.UserNS == nil && r.Helper == "" {
 		return 0, fmt.Errorf("%s %s: the bundle has nested binds, which need agentbox-init as the runtime's helper (Runtime.Helper)", r.Name, verb[0])
 	}
-	cmd := r.composing(ctx, len(o.ExtraFiles), compose, append(args, id)...)
+	cmd := r.composing(ctx, len(o.ExtraFiles), r.Hide, compose, append(args, id)...)
 	setStdio(cmd, o.Stdio)
 	cmd.ExtraFiles = o.ExtraFiles
 	if err := r.execute(cmd); err != nil {
@@ -195,9 +200,16 @@ func readPid(path string) (int, error) {
 	return pid, nil
 }
 
-// Start runs the command of a created sandbox.
+// Start runs the command of a created sandbox; like create, it runs with
+// Hide hidden.
 func (r Runtime) Start(ctx context.Context, id string) error {
-	return r.run(ctx, "start", id)
+	cmd := r.composing(ctx, 0, r.Hide, "", "start", id)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := r.execute(cmd); err != nil {
+		return r.cmdError("start", err, stderr.String())
+	}
+	return nil
 }
 
 // Kill sends sig to the sandbox's first process, or to all of its

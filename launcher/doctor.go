@@ -20,6 +20,12 @@ func DoctorSelfTest(getenv func(string) string) doctor.SelfTestFunc {
 			return doctor.SelfTestResult{}, err
 		}
 		defer os.RemoveAll(ws)
+		// Open to others' search, as a project directory is: the sandbox's
+		// root must reach the mounts inside it for crun to be the default
+		// runtime the self-test proves (policy.ChooseRuntime).
+		if err := os.Chmod(ws, 0o755); err != nil {
+			return doctor.SelfTestResult{}, err
+		}
 		cfg := Config{ProbesOnly: true, Policy: policy.Policy{Workspace: ws}, Getenv: getenv}
 		cfg.Sources = policy.Sources{Workspace: ws, EUID: uint32(os.Geteuid())}
 		if cfg.Sources.ConfigDir, err = policy.ConfigDir(cfg.getenv); err != nil {
@@ -31,5 +37,27 @@ func DoctorSelfTest(getenv func(string) string) doctor.SelfTestFunc {
 			err = errors.New("teardown left residue: " + td.Summary())
 		}
 		return doctor.SelfTestResult{RunID: res.Record.RunID, Probes: res.Record.Probes}, err
+	}
+}
+
+// DoctorVerdicts are the self-test verdicts of the runtime-facts cache
+// under the run root that getenv names, by which doctor reports the
+// default runtime as a run would choose it.
+func DoctorVerdicts(getenv func(string) string) doctor.Verdicts {
+	return func(name, path string) (policy.SelfTestVerdict, string) {
+		dirs, err := FindDirs(getenv)
+		if err != nil {
+			return "", ""
+		}
+		cached, key, err := readRuntimeCache(dirs.RunRoot, name, path)
+		if err != nil {
+			return "", ""
+		}
+		for _, e := range cached {
+			if e.Key == key {
+				return e.SelfTest, e.SelfTestRun
+			}
+		}
+		return "", ""
 	}
 }

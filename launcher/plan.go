@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy"
@@ -38,6 +39,9 @@ type planned struct {
 	// canary are the canaries' names and values, chosen with the run.
 	canary canaryPlan
 	plan   *policy.Plan
+	// engineNote names the engine the policy chose and why, for the
+	// record; empty when the caller gave the engine.
+	engineNote string
 }
 
 // planSteps are the recipe's pure prefix: each reads and decides, and
@@ -55,8 +59,10 @@ func (pl *planned) planSteps() []namedStep {
 
 func (pl *planned) loadPolicy() error {
 	var err error
-	pl.policy, pl.sources, err = LoadPolicy(pl.l.cfg.Policy, pl.l.cfg.Sources)
-	return err
+	if pl.policy, pl.sources, err = LoadPolicy(pl.l.cfg.Policy, pl.l.cfg.Sources); err != nil {
+		return err
+	}
+	return pl.openEngine() // engines.go
 }
 
 // captureHost reads the host's facts: host.Capture's, the directories
@@ -97,6 +103,7 @@ func (pl *planned) captureHost() error {
 		return err
 	}
 	h.SubIDs = subIDs(pl.hostIDs, h.EUID)
+	h.Runtimes, h.HybridCgroup = installedRuntimes(pl.dirs.RunRoot), engine.HybridCgroup()
 	pl.host = h
 	return nil
 }

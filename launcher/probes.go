@@ -148,6 +148,7 @@ func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 	v := verified{results: results}
 	v.host = selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDs(), p.hostState())
 	v.verdict = selftest.Judge(v.all(), p.excuses())
+	p.noteSelfTest(len(v.verdict.Failed))
 	p.l.evidenceProbes(v.all())
 	if !refuse {
 		return v, nil

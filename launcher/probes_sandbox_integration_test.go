@@ -82,6 +82,15 @@ func (p probeSandbox) run(t *testing.T) probeOutcome {
 	}
 	ws := shortTempDir(t, "abw-")
 	pol := policy.Policy{Workspace: ws, Rootfs: p.rootfs, Binds: policy.Binds{ReadOnly: p.ro}}
+	// The suite runs on the host's default runtime and engine unless
+	// AGENTBOX_TEST_RUNTIME or AGENTBOX_TEST_ENGINE (with
+	// AGENTBOX_TEST_CONTAINERD) names others, as cmd/agentbox's does.
+	pol.Runtime, pol.Engine = os.Getenv("AGENTBOX_TEST_RUNTIME"), os.Getenv("AGENTBOX_TEST_ENGINE")
+	if pol.Engine == EngineContainerd {
+		if pol.Address = os.Getenv("AGENTBOX_TEST_CONTAINERD"); pol.Address == "" {
+			pol.Address = "/run/agentbox-containerd/containerd.sock" // scripts/containerd-up.sh
+		}
+	}
 	if len(p.env) > 0 {
 		pol.Env.Allow = p.env
 	}

@@ -79,6 +79,9 @@ func (l *launch) record(start time.Time, o outcome, td tornDown) ledger.Record {
 	rec.Probes = ledgerProbes(o.v.all())
 	rec.HostVerification = hostVerification(o.v.host, o.h.landlock)
 	p.advice.record(&rec)
+	if p.engineNote != "" && rec.HostVerification != nil {
+		rec.HostVerification["engine"] = p.engineNote
+	}
 	p.denials.record(&rec)
 	l.cfg.agentTest.judge(&rec, p) // agenttest.go; nil for any other run
 	for _, probe := range slices.Sorted(maps.Keys(l.cfg.AllowUnknown)) {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 
 	"github.com/agentbox/agentbox/doctor"
 	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/policy"
 )
 
 // runtimeCacheFile, under the run root, keeps what the runtime step read
@@ -25,6 +27,11 @@ const runtimeCacheFile = "runtime-facts.json"
 type runtimeCacheEntry struct {
 	Key   string              `json:"key"`
 	Facts doctor.RuntimeFacts `json:"facts"`
+	// SelfTest is the verdict of the last self-test on this binary (see
+	// noteSelfTest), and SelfTestRun the run that gave it; the planner's
+	// default runtime depends on it (policy.ChooseRuntime).
+	SelfTest    policy.SelfTestVerdict `json:"self_test,omitempty"`
+	SelfTestRun string                 `json:"self_test_run,omitempty"`
 }
 
 // packageDatabases are the files whose change may change the package that
@@ -89,4 +96,61 @@ func inspectRuntimeCached(ctx context.Context, runRoot, name, path string, write
 		_ = engine.WriteFileAtomic(file, data, 0o600)
 	}
 	return rt
+}
+
+// readRuntimeCache is the cache under runRoot and the key of the runtime
+// name at path in it; a cache that cannot be read is empty.
+func readRuntimeCache(runRoot, name, path string) (cached []runtimeCacheEntry, key string, err error) {
+	if key, err = runtimeIdentity(path); err != nil {
+		return nil, "", err
+	}
+	if data, err := os.ReadFile(filepath.Join(runRoot, runtimeCacheFile)); err == nil {
+		_ = json.Unmarshal(data, &cached)
+	}
+	return cached, name + key, nil
+}
+
+// installedRuntimes are the runtimes of policy.DefaultRuntimes on PATH,
+// each with the verdict of its last self-test here from the cache under
+// runRoot: the planner's facts for choosing the default runtime. Reading
+// them costs a few stat calls and no program's start.
+func installedRuntimes(runRoot string) []policy.InstalledRuntime {
+	var out []policy.InstalledRuntime
+	for _, name := range policy.DefaultRuntimes {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		rt := policy.InstalledRuntime{Name: name, Path: path}
+		if cached, key, err := readRuntimeCache(runRoot, name, path); err == nil {
+			for _, e := range cached {
+				if e.Key == key {
+					rt.SelfTest, rt.Run = e.SelfTest, e.SelfTestRun
+				}
+			}
+		}
+		out = append(out, rt)
+	}
+	return out
+}
+
+// storeSelfTest keeps verdict v of run for the runtime name at path in
+// the cache under runRoot, on the entry the runtime step wrote for the
+// binary (none: the binary's version could not be read, and nothing is
+// kept). Two launches that finish at once may lose one verdict, never
+// tear the file (engine.WriteFileAtomic).
+func storeSelfTest(runRoot, name, path string, v policy.SelfTestVerdict, run string) {
+	cached, key, err := readRuntimeCache(runRoot, name, path)
+	if err != nil {
+		return
+	}
+	for i := range cached {
+		if cached[i].Key == key {
+			cached[i].SelfTest, cached[i].SelfTestRun = v, run
+			if data, err := json.Marshal(cached); err == nil {
+				_ = engine.WriteFileAtomic(filepath.Join(runRoot, runtimeCacheFile), data, 0o600)
+			}
+			return
+		}
+	}
 }

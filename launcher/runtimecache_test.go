@@ -1,11 +1,14 @@
 package launcher
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // The runtime's facts are read once per binary: a second launch answers
@@ -41,5 +44,34 @@ func TestRuntimeFactsAreCachedByBinaryIdentity(t *testing.T) {
 	}
 	if f := inspectRuntimeCached(ctx, root, "fakert", rt, true); f.Version != "1.2.3" || count() != 3 {
 		t.Fatalf("a changed binary was not read again (%d runs, version %q)", count(), f.Version)
+	}
+}
+
+// A self-test's verdict is kept on the cache entry of the very binary that
+// ran it, and is gone with the entry once the binary changes.
+func TestSelfTestVerdictFollowsTheBinary(t *testing.T) {
+	root := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "crun")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := readRuntimeCache(root, "crun", bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal([]runtimeCacheEntry{{Key: key}})
+	if err := os.WriteFile(filepath.Join(root, runtimeCacheFile), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	storeSelfTest(root, "crun", bin, policy.SelfTestFailed, "R1")
+	cached, key, _ := readRuntimeCache(root, "crun", bin)
+	if len(cached) != 1 || cached[0].Key != key || cached[0].SelfTest != policy.SelfTestFailed || cached[0].SelfTestRun != "R1" {
+		t.Fatalf("cache after a failed self-test: %+v", cached)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n# upgraded\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, newKey, _ := readRuntimeCache(root, "crun", bin); newKey == key {
+		t.Errorf("a changed binary keeps its identity %s: its old verdict would still count", key)
 	}
 }

@@ -26,6 +26,7 @@ const AnnotationPrefix = "org.agentbox.advisory."
 // the host, the mode, and the advisory table's verdicts for it.
 type runtimeAdvice struct {
 	rt       doctor.RuntimeFacts
+	choice   string // who chose the runtime and why (policy.Runtime)
 	mode     advisory.Mode
 	findings []advisory.Finding
 }
@@ -50,6 +51,7 @@ func (p *prepared) checkRuntime(ctx context.Context) error {
 	}
 	a := &p.advice
 	a.rt = inspectRuntimeCached(ctx, p.dirs.RunRoot, p.plan.Runtime.Name, p.plan.Runtime.Path, !p.dry)
+	a.choice = p.plan.Runtime.Chosen + ": " + p.plan.Runtime.Reason
 	if p.plan.Runtime.Name == "runsc" {
 		if err := engine.CheckRunsc(ctx, p.plan.Runtime.Path, a.rt.Version); err != nil {
 			return WithKind(KindHost, err)
@@ -154,10 +156,35 @@ func (a runtimeAdvice) record(rec *ledger.Record) {
 		rec.HostVerification = map[string]string{}
 	}
 	rec.HostVerification["runtime"] = a.evidence()
+	if a.choice != "" {
+		rec.HostVerification["runtime-choice"] = a.choice
+	}
 	for _, f := range a.findings {
 		rec.HostVerification[f.Key] = f.Reason()
 		if f.Residual() {
 			rec.Residuals = append(rec.Residuals, ledger.Residual{Code: f.Key, Detail: f.Reason()})
 		}
 	}
+}
+
+// noteSelfTest keeps the verdict of this run's self-test for the runtime
+// binary that ran it (storeSelfTest), which the next plans choose their
+// default runtime by (policy.ChooseRuntime). A pass is kept whoever chose
+// the runtime; a failure only where agentbox chose it by default, so that
+// a runtime asked for by name never changes the default. Nothing is kept
+// of a sandbox a test weakened on purpose, or of one another engine ran
+// (containerd's shim runs the runtime its own way).
+func (p *prepared) noteSelfTest(failed int) {
+	cfg := p.l.cfg
+	if _, cli := p.eng.(engine.Runtime); !cli || p.dry || cfg.Weaken != nil || cfg.WeakenInit != nil || cfg.agentTest != nil {
+		return
+	}
+	v := policy.SelfTestPassed
+	if failed > 0 {
+		if p.plan.Runtime.Chosen != policy.ChosenDefault {
+			return
+		}
+		v = policy.SelfTestFailed
+	}
+	storeSelfTest(p.dirs.RunRoot, p.plan.Runtime.Name, p.plan.Runtime.Path, v, p.run.ID)
 }

@@ -55,6 +55,15 @@ type Host struct {
 	// and later Landlock also refuses connecting to sockets made outside
 	// the sandbox.
 	LandlockABI int
+	// Runtimes are the runtimes of DefaultRuntimes found on the launcher's
+	// PATH, with the verdict of their last self-test here; the plan chooses
+	// among them when the policy names no runtime (ChooseRuntime). Nil:
+	// none found, and then the plan asks for runc.
+	Runtimes []InstalledRuntime
+	// HybridCgroup is true on a hybrid cgroup layout whose v2 hierarchy
+	// holds controllers beside the v1 ones: crun refuses it, and only root
+	// can hide it from crun (engine.HiddenUnified).
+	HybridCgroup bool
 	// Account is the dedicated account agentbox-agent (TargetUser); nil
 	// when it does not exist or the plan is for another target.
 	Account *UserAccount

@@ -294,6 +294,11 @@ type LSM struct {
 type Runtime struct {
 	Name string `json:"name"` // runc, crun, runsc, or the base name of a path
 	Path string `json:"path"`
+	// Chosen says who chose it (ChosenPolicy, ChosenDefault) and Reason
+	// why, in words for the run's record; both empty where no runtime of
+	// agentbox's runs the sandbox (compose, the dedicated user).
+	Chosen string `json:"chosen,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Residual is a layer of the boundary that is weaker than the default, and

@@ -29,8 +29,21 @@ type Policy struct {
 	Limits Limits `yaml:"limits,omitempty" json:"limits,omitempty"`
 
 	// Runtime names the OCI runtime: runc, crun, runsc, or an absolute path
-	// to a runtime binary. Empty means runc.
+	// to a runtime binary. Empty lets agentbox choose from the host's facts
+	// (ChooseRuntime: crun where it is installed and has not failed its last
+	// self-test here, else runc); the run records which and why.
 	Runtime string `yaml:"runtime,omitempty" json:"runtime,omitempty"`
+
+	// Engine is what runs the sandbox: "" or EngineRuntime (the OCI
+	// runtime's command line, the default) or EngineContainerd (a task of a
+	// containerd daemon, docs/containerd.md). From a workspace file it is
+	// used only when the file is trusted by digest, as every key is.
+	Engine string `yaml:"engine,omitempty" json:"engine,omitempty"`
+	// Address is the containerd daemon's socket for EngineContainerd;
+	// empty means containerd's own (/run/containerd/containerd.sock). It
+	// must be an absolute path, and the launcher refuses a socket that
+	// someone other than root or the invoking user could have put there.
+	Address string `yaml:"address,omitempty" json:"address,omitempty"`
 
 	// Isolation is how the agent is kept apart from the host: "" (the
 	// default) is a sandbox of namespaces run by an OCI runtime; IsolationUser
@@ -218,6 +231,12 @@ func (p Policy) Merge(o Policy) Policy {
 	}
 	if o.Rootfs != "" {
 		p.Rootfs = o.Rootfs
+	}
+	if o.Engine != "" {
+		p.Engine = o.Engine
+	}
+	if o.Address != "" {
+		p.Address = o.Address
 	}
 	if o.Isolation != "" {
 		p.Isolation = o.Isolation

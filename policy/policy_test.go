@@ -20,7 +20,7 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 		{"scalar instead of list", "env:\n  allow: HOME\n", `agentbox.yaml:2: env.allow: expected a list of strings, got "HOME"`},
 		{"negative where unsigned", "limits:\n  cpu_weight: -1\n", `agentbox.yaml:2: limits.cpu_weight: expected a whole number of 0 or more, got "-1"`},
 		{"second document", "runtime: runc\n---\nruntime: crun\n", "agentbox.yaml:2: a second YAML document"},
-		{"not a mapping", "- runc\n", "agentbox.yaml:1: expected a mapping with accept, binds, env, gateway, isolation, limits, network, protect, rootfs, runtime, workspace, got a list"},
+		{"not a mapping", "- runc\n", "agentbox.yaml:1: expected a mapping with accept, address, binds, engine, env, gateway, isolation, limits, network, protect, rootfs, runtime, workspace, got a list"},
 		{"broken yaml", "limits: [\n", "agentbox.yaml:"},
 		{"unknown key in accept entry", "accept:\n  - code: x\n    reason: y\n    until: never\n", "agentbox.yaml:4: accept[0].until: unknown key"},
 		{"duplicate key", "runtime: runc\nruntime: crun\n", `agentbox.yaml:2: runtime: duplicate key "runtime", first given on line 1`},
@@ -45,7 +45,7 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 // file is reported, on one line, as an InputError.
 func TestParseReportsTheFirstProblem(t *testing.T) {
 	_, _, err := Parse("agentbox.yaml", []byte("runtim: runc\nlimits:\n  pids: many\n"))
-	want := `agentbox.yaml:1: runtim: unknown key "runtim"; known keys here: accept, binds, env, gateway, isolation, limits, network, protect, rootfs, runtime, workspace`
+	want := `agentbox.yaml:1: runtim: unknown key "runtim"; known keys here: accept, address, binds, engine, env, gateway, isolation, limits, network, protect, rootfs, runtime, workspace`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got\n%v\nwant\n%s", err, want)
 	}
@@ -109,6 +109,9 @@ func TestValidateNamesTheLine(t *testing.T) {
 		{"accept:\n  - code: runs-as-root\n", "agentbox.yaml:2: accept[0].reason: missing reason"},
 		{"accept:\n  - code: Not A Code\n    reason: x\n", "agentbox.yaml:2: accept[0].code:"},
 		{"env:\n  allow: [\"A-B\"]\n", "agentbox.yaml:2: env.allow[0]:"},
+		{"engine: docker\n", "agentbox.yaml:1: engine: unknown engine \"docker\""},
+		{"limits:\n  pids: 9\naddress: /run/c.sock\n", "agentbox.yaml:3: address: address \"/run/c.sock\" is a containerd daemon's socket, and this policy does not choose the containerd engine"},
+		{"engine: containerd\naddress: run/c.sock\n", "agentbox.yaml:2: address: address \"run/c.sock\" is not an absolute path"},
 	}
 	for _, tt := range tests {
 		p, src, err := Parse("agentbox.yaml", []byte(tt.doc))
@@ -139,8 +142,11 @@ func TestParseBytes(t *testing.T) {
 func TestMerge(t *testing.T) {
 	file := Policy{Runtime: "crun", Binds: Binds{ReadOnly: []string{"/a"}}, Limits: Limits{Pids: 10}}
 	flags := Policy{Binds: Binds{ReadOnly: []string{"/b"}}, Env: Env{Allow: []string{"GOFLAGS"}}, Limits: Limits{Memory: "1G"}}
+	file.Engine, file.Address = EngineContainerd, "/run/a.sock"
+	flags.Address = "/run/b.sock"
 	got := file.Merge(flags)
 	want := Policy{
+		Engine: EngineContainerd, Address: "/run/b.sock",
 		Runtime: "crun",
 		Binds:   Binds{ReadOnly: []string{"/a", "/b"}},
 		Env:     Env{Allow: append(append([]string{}, DefaultEnvAllow...), "GOFLAGS")},
@@ -167,8 +173,11 @@ func TestMergeKeepsEveryField(t *testing.T) {
 		Network: Network{Allow: []string{"b.example:443"}, LocalTCP: true},
 		Gateway: Gateway{Upstreams: map[string]Upstream{"openai": {URL: "http://127.0.0.1:2/v1"}}},
 	}
+	file.Engine, file.Address = EngineContainerd, "/run/a.sock"
+	flags.Address = "/run/b.sock"
 	got := file.Merge(flags)
 	want := Policy{
+		Engine: EngineContainerd, Address: "/run/b.sock",
 		Accept:  []Acceptance{{Code: "extra-writable-mount", Reason: "cache"}, {Code: "no-resource-limits", Reason: "test"}},
 		Network: Network{Allow: []string{"a.example:443", "b.example:443"}, LocalTCP: true},
 		Gateway: Gateway{Upstreams: map[string]Upstream{

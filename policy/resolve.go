@@ -225,16 +225,26 @@ func (r *resolver) accepts(code, subject string) bool {
 }
 
 func (r *resolver) resolveRuntime() error {
-	name := r.p.Runtime
-	if name == "" {
-		name = "runc"
-	}
+	name, chosen, reason := r.p.Runtime, ChosenPolicy, "asked for by the policy (--runtime, or runtime: in a policy file)"
 	if r.engine() {
+		if name == "" {
+			name = "runc" // the engine's host is not this one: no fact of it to choose by
+		}
 		r.plan.Runtime = Runtime{Name: filepath.Base(name)}
 		return nil
 	}
 	if r.user() {
 		return nil // no OCI runtime: agentbox-init is started directly
+	}
+	if name == "" {
+		chosen = ChosenDefault
+		name, reason = ChooseRuntime(r.h, r.plan.Workspace)
+	}
+	if filepath.Base(name) == "crun" && crunCannotEnter(r.h, r.plan.Workspace) {
+		return &HostError{What: "crun cannot run this sandbox: " + crunWorkspaceWhy(r.plan.Workspace), Fix: "use --runtime runc, or let others search the workspace (chmod o+x " + r.plan.Workspace + ")"}
+	}
+	if filepath.Base(name) == "crun" && r.h.HybridCgroup && r.h.EUID != 0 {
+		return &HostError{What: "crun cannot run rootless on this host: it refuses the hybrid cgroup layout's v2 hierarchy, which holds controllers, and only root can hide it from crun", Fix: "use --runtime runc, or run agentbox as root"}
 	}
 	path, err := r.h.FS.LookPath(name)
 	if err != nil {
@@ -247,7 +257,7 @@ func (r *resolver) resolveRuntime() error {
 	if err := r.trustedBinary("runtime", real); err != nil {
 		return err
 	}
-	r.plan.Runtime = Runtime{Name: filepath.Base(name), Path: path}
+	r.plan.Runtime = Runtime{Name: filepath.Base(name), Path: path, Chosen: chosen, Reason: reason}
 	return nil
 }
 

@@ -67,7 +67,7 @@ func TestResolveDefault(t *testing.T) {
 	if !id.GrantWorkspace || id.KeepUID != nil || id.UID != AgentUID {
 		t.Errorf("a root-owned workspace must be granted to an unprivileged agent, got %+v", id)
 	}
-	if plan.Runtime != (Runtime{Name: "runc", Path: "/usr/sbin/runc"}) || plan.Cwd != "/srv/proj" {
+	if rt := plan.Runtime; rt.Name != "runc" || rt.Path != "/usr/sbin/runc" || rt.Chosen != ChosenDefault || plan.Cwd != "/srv/proj" {
 		t.Errorf("runtime %+v cwd %s", plan.Runtime, plan.Cwd)
 	}
 	if plan.Limits == nil || plan.Limits.MemoryBytes != 4<<30 || plan.Limits.Pids != 512 || plan.Limits.CPUWeight != 100 {

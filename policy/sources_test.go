@@ -40,6 +40,8 @@ func TestLoadRefusesUntrustedWorkspaceFile(t *testing.T) {
 		"loopback route":  "gateway:\n  upstreams:\n    local:\n      url: http://127.0.0.1:5432\n",
 		"accept":          "accept:\n  - code: system-directory-mounted\n    reason: trust me\n",
 		"read-write bind": "binds:\n  read_write: [/root]\n",
+		"daemon socket":   "engine: containerd\naddress: /srv/proj/.cache/fake-containerd.sock\n",
+		"engine":          "engine: containerd\n",
 	}
 	for name, doc := range planted {
 		t.Run(name, func(t *testing.T) {

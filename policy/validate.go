@@ -17,7 +17,7 @@ import (
 // for a policy built from flags.
 func Validate(p Policy, src Source) error {
 	checks := []func(Policy, Source) error{
-		validateLimits, validateRuntime, validateIsolation, validateEnv, validateAccept, validatePaths, validateNetwork, validateProtect,
+		validateLimits, validateRuntime, validateEngine, validateIsolation, validateEnv, validateAccept, validatePaths, validateNetwork, validateProtect,
 	}
 	for _, check := range checks {
 		if err := check(p, src); err != nil {
@@ -55,6 +55,30 @@ func validateRuntime(p Policy, src Source) error {
 		}
 	}
 	return src.errorf("runtime", "use runc, crun, runsc or an absolute path to an OCI runtime binary", "unknown runtime %q", r)
+}
+
+// The engines (Policy.Engine).
+const (
+	EngineRuntime    = "runtime"
+	EngineContainerd = "containerd"
+)
+
+func validateEngine(p Policy, src Source) error {
+	switch p.Engine {
+	case "", EngineRuntime, EngineContainerd:
+	default:
+		return src.errorf("engine", "use runtime (the OCI runtime's command line, the default) or containerd", "unknown engine %q", p.Engine)
+	}
+	if p.Address == "" {
+		return nil
+	}
+	if p.Engine != EngineContainerd {
+		return src.errorf("address", "set engine: containerd (or --engine containerd) beside it, in the same file or on the same command line", "address %q is a containerd daemon's socket, and this policy does not choose the containerd engine", p.Address)
+	}
+	if !filepath.IsAbs(p.Address) {
+		return src.errorf("address", "give the socket's absolute path, for example /run/containerd/containerd.sock", "address %q is not an absolute path", p.Address)
+	}
+	return nil
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)

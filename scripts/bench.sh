@@ -4,6 +4,9 @@
 #
 #   issue 2  agentbox run -- true  vs  runc run + runc delete of the same
 #            hardened bundle (and crun where it is installed)
+#   issue 14 targets: runc path <= 1.5x bare runc; crun <= 1.0x bare *runc*;
+#            --engine containerd <= 1.2x a bare `ctr run` of the same bundle
+#            on the same private daemon (scripts/containerd-up.sh)
 #   issue 4  the probe suite: inside real sandboxes and in-process on the host
 #   issue 3  audit of a 50-service compose file and of a running container
 #   issue 5  the gateway beside a direct loopback connection (netpolicy)
@@ -77,11 +80,13 @@ echo "agentbox $(git rev-parse --short HEAD 2>/dev/null || echo '(no git)')$(git
 if mountpoint -q /sys/fs/cgroup/unified; then echo "cgroups: hybrid (v1 controllers, v2 at /sys/fs/cgroup/unified)"; fi
 
 section "issue 2: agentbox run -- true vs runc (N=$N)"
-"$ABB" launch -agentbox bin/agentbox -runtime runc -n "$N" -work "$OUT" -rows "$ROWS" || failed+=(launch-runc)
+"$ABB" launch -agentbox bin/agentbox -runtime runc -target 1.5 -n "$N" -work "$OUT" -rows "$ROWS" || failed+=(launch-runc)
 
 if command -v crun >/dev/null; then
 	section "issue 2: agentbox run -- true vs crun (N=$N)"
 	"$ABB" launch -agentbox bin/agentbox -runtime crun -n "$N" -work "$OUT" -rows "$ROWS" || failed+=(launch-crun)
+	section "issue 14: agentbox run --runtime crun -- true vs a bare runc run (N=$N; target <= 1.0)"
+	"$ABB" launch -agentbox bin/agentbox -runtime crun -baseline-runtime runc -target 1.0 -label "crun vs bare runc" -n "$N" -work "$OUT" -rows "$ROWS" || failed+=(launch-crun-vs-runc)
 	if mountpoint -q /sys/fs/cgroup/unified; then
 		# crun refuses a hybrid layout; agentbox hides the v2 mount from each
 		# crun call itself. Here both sides run in one private mount
@@ -92,6 +97,14 @@ if command -v crun >/dev/null; then
 	fi
 else
 	section "issue 2: crun is not installed (apt-get install crun); no crun comparison"
+fi
+
+CTRD="${AGENTBOX_TEST_CONTAINERD:-/run/agentbox-containerd/containerd.sock}"
+if command -v ctr >/dev/null && ctr --address "$CTRD" version >/dev/null 2>&1; then
+	section "issue 14: agentbox run --engine containerd -- true vs a bare ctr run of the bundle (N=$N; target <= 1.2)"
+	"$ABB" launch -agentbox bin/agentbox -runtime runc -address "$CTRD" -target 1.2 -label "containerd" -n "$N" -work "$OUT" -rows "$ROWS" || failed+=(launch-containerd)
+else
+	section "issue 14: no containerd answers on $CTRD (scripts/containerd-up.sh); no containerd comparison"
 fi
 
 section "issue 4: the probe suite"

@@ -30,6 +30,14 @@ type launchBench struct {
 	owner    [2]int // uid and gid of the workspace
 	rows     string
 	timeout  time.Duration
+	// address, when set, is a containerd daemon's socket: agentbox runs
+	// with --engine containerd on it, and the baseline is a bare `ctr run`
+	// of the same bundle (--rootfs --config) against the same daemon.
+	address string
+	// baseRuntime is the baseline's runtime (default: runtime): crun's
+	// target is against a bare runc run. target is the ratio to meet.
+	baseRuntime string
+	target      float64
 
 	ws, bundle, state string
 	changes           []string
@@ -59,11 +67,17 @@ func runLaunch(args []string) error {
 	owner := fs.String("owner", "1000:1000", "uid:gid that owns the benchmark workspace (a developer's project, not root's)")
 	fs.StringVar(&b.rows, "rows", "", "append summary rows to this file")
 	fs.DurationVar(&b.timeout, "timeout", 30*time.Second, "limit for one launch")
+	fs.StringVar(&b.baseRuntime, "baseline-runtime", "", "the baseline's OCI runtime (default: -runtime)")
+	fs.Float64Var(&b.target, "target", 1.25, "the ratio agentbox / baseline to meet")
+	fs.StringVar(&b.address, "address", "", "containerd `SOCKET`: compare agentbox run --engine containerd with a bare ctr run of the bundle on that daemon")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if b.label == "" {
 		b.label = b.runtime
+	}
+	if b.baseRuntime == "" {
+		b.baseRuntime = b.runtime
 	}
 	if b.work == "" || b.n < 1 {
 		return errors.New("launch: -work is required and -n must be at least 1")
@@ -110,12 +124,14 @@ func parseOwner(s string) ([2]int, error) {
 // for the runtime, then tries each side once to learn whether it works.
 func (b *launchBench) setup() error {
 	var err error
-	if b.rtPath, err = exec.LookPath(b.runtime); err != nil {
-		return fmt.Errorf("%s not found; install it (apt-get install %s)", b.runtime, b.runtime)
+	for _, rt := range []string{b.runtime, b.baseRuntime} {
+		if b.rtPath, err = exec.LookPath(rt); err != nil {
+			return fmt.Errorf("%s not found; install it (apt-get install %s)", rt, rt)
+		}
 	}
 	b.ws = filepath.Join(b.work, "ws")
-	b.bundle = filepath.Join(b.work, "bundle-"+b.runtime)
-	b.state = filepath.Join(b.work, "state-"+b.runtime)
+	b.bundle = filepath.Join(b.work, "bundle-"+b.baseRuntime)
+	b.state = filepath.Join(b.work, "state-"+b.baseRuntime)
 	if err := os.MkdirAll(b.ws, 0o755); err != nil {
 		return err
 	}
@@ -127,13 +143,18 @@ func (b *launchBench) setup() error {
 		return err
 	}
 	standins := filepath.Join(b.work, "standins-"+b.runtime)
-	base, created, changes, err := baselineSpec(s, []string{"/usr/bin/true"}, "/agentbox-bench/"+b.runtime, standins)
+	base, created, changes, err := baselineSpec(s, []string{"/usr/bin/true"}, "/agentbox-bench/"+b.baseRuntime, standins)
 	if err != nil {
 		return err
 	}
 	b.changes = changes
 	if err := writeBaseline(b.bundle, base, created); err != nil {
 		return fmt.Errorf("write baseline bundle: %w", err)
+	}
+	if b.address != "" {
+		if err := writeCtrConfig(b.bundle); err != nil {
+			return fmt.Errorf("write the ctr baseline's spec: %w", err)
+		}
 	}
 	if _, _, err := b.runAgentbox(); err != nil {
 		b.agentboxErr = err.Error()
@@ -220,7 +241,11 @@ func (b *launchBench) loop() ([]pair, error) {
 func (b *launchBench) runAgentbox() (time.Duration, []step, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, b.agentbox, "run", "--runtime", b.runtime, "--", "true")
+	args := []string{"run", "--runtime", b.runtime}
+	if b.address != "" {
+		args = append(args, "--engine", "containerd", "--address", b.address)
+	}
+	cmd := exec.CommandContext(ctx, b.agentbox, append(args, "--", "true")...)
 	cmd.Dir = b.ws
 	cmd.Env = append(os.Environ(), "AGENTBOX_TRACE=1", "AGENTBOX_STATE_DIR="+filepath.Join(b.work, "agentbox-state"))
 	var stderr bytes.Buffer
@@ -243,8 +268,11 @@ func (b *launchBench) runBaseline(tag string) (time.Duration, error) {
 	id := fmt.Sprintf("abbench-%d-%s", os.Getpid(), tag)
 	var stderr bytes.Buffer
 	run := exec.CommandContext(ctx, b.rtPath, "--root", b.state, "run", "--bundle", b.bundle, id)
-	run.Stderr = &stderr
 	del := exec.CommandContext(ctx, b.rtPath, "--root", b.state, "delete", "--force", id)
+	if b.address != "" {
+		run, del = b.ctrRun(ctx, id)
+	}
+	run.Stderr = &stderr
 	start := time.Now()
 	err := run.Run()
 	// Its status is not checked: a runtime may call deleting a container
@@ -253,9 +281,48 @@ func (b *launchBench) runBaseline(tag string) (time.Duration, error) {
 	_ = del.Run()
 	d := time.Since(start)
 	if err != nil {
-		return 0, fmt.Errorf("%s run: %w: %s", b.runtime, err, lastLine(stderr.String()))
+		return 0, fmt.Errorf("%s: %w: %s", b.baselineName(), err, lastLine(stderr.String()))
 	}
 	return d, nil
+}
+
+// ctrNamespace is the containerd namespace of the bare baseline, apart
+// from agentbox's own.
+const ctrNamespace = "agentbox-bench"
+
+// ctrRun is the containerd baseline: `ctr run --rm` of the bundle's spec
+// and root (no image, no snapshot, as agentbox's engine does it) on the
+// same runtime binary, waiting for the task, then a `ctr containers rm`
+// that finds nothing after a clean run.
+func (b *launchBench) ctrRun(ctx context.Context, id string) (run, del *exec.Cmd) {
+	ctr := []string{"--address", b.address, "--namespace", ctrNamespace}
+	run = exec.CommandContext(ctx, "ctr", append(ctr, "run", "--rm", "--null-io", "--config", filepath.Join(b.bundle, ctrConfig),
+		"--runc-binary", b.rtPath, id)...)
+	del = exec.CommandContext(ctx, "ctr", append(ctr, "containers", "rm", id)...)
+	return run, del
+}
+
+// ctrConfig is the baseline's spec for ctr: the bundle's, with the root
+// as an absolute path (ctr's shim runs it from a bundle directory of its
+// own, where a relative root would name nothing).
+const ctrConfig = "config-ctr.json"
+
+func writeCtrConfig(bundle string) error {
+	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	if err != nil {
+		return err
+	}
+	var s specs.Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	if s.Root != nil && !filepath.IsAbs(s.Root.Path) {
+		s.Root.Path = filepath.Join(bundle, s.Root.Path)
+	}
+	if data, err = json.Marshal(&s); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(bundle, ctrConfig), data, 0o644)
 }
 
 // checkClean verifies that the baseline left no container behind.
@@ -263,14 +330,38 @@ func (b *launchBench) checkClean() error {
 	if b.baselineErr != "" {
 		return nil
 	}
-	out, err := exec.Command(b.rtPath, "--root", b.state, "list", "--quiet").Output()
+	list := exec.Command(b.rtPath, "--root", b.state, "list", "--quiet")
+	if b.address != "" {
+		list = exec.Command("ctr", "--address", b.address, "--namespace", ctrNamespace, "containers", "list", "--quiet")
+	}
+	out, err := list.Output()
 	if err != nil {
-		return fmt.Errorf("%s list: %w", b.runtime, err)
+		return fmt.Errorf("%s: list: %w", b.baselineName(), err)
 	}
 	if left := strings.TrimSpace(string(out)); left != "" {
 		return fmt.Errorf("the baseline left containers behind: %s", left)
 	}
 	return nil
+}
+
+// baselineName says what the baseline runs.
+func (b *launchBench) baselineName() string {
+	rt := b.baseRuntime
+	if rt == "" {
+		rt = b.runtime
+	}
+	if b.address != "" {
+		return "ctr run --rm (runc shim, " + rt + ")"
+	}
+	return rt + " run + " + rt + " delete"
+}
+
+// goal is the ratio to meet (-target; 1.25 unset).
+func (b *launchBench) goal() float64 {
+	if b.target == 0 {
+		return 1.25
+	}
+	return b.target
 }
 
 // timeCmd times a command whose outcome does not matter, only its cost.

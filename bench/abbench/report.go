@@ -23,7 +23,7 @@ func (b *launchBench) report(pairs []pair) launchReport {
 		st = append(st, stepTimes(p.steps, map[string]bool{"self-test": true}))
 	}
 	var w strings.Builder
-	fmt.Fprintf(&w, "agentbox run -- true  vs  %s run + %s delete on the baseline bundle [%s]\n", b.runtime, b.runtime, b.label)
+	fmt.Fprintf(&w, "agentbox run --runtime %s -- true  vs  %s on the baseline bundle [%s]\n", b.runtime, b.baselineName(), b.label)
 	fmt.Fprintf(&w, "%s; %d interleaved pairs after %d warm-up pairs\n", version(b.rtPath), len(pairs), b.warmup)
 	fmt.Fprintf(&w, "baseline: the config.json of `agentbox spec -- /usr/bin/true` for the same workspace, except:\n")
 	for _, c := range b.changes {
@@ -33,7 +33,7 @@ func (b *launchBench) report(pairs []pair) launchReport {
 		fmt.Fprintf(&w, "agentbox with %s FAILS here: %s\n", b.runtime, b.agentboxErr)
 	}
 	if b.baselineErr != "" {
-		fmt.Fprintf(&w, "%s on the baseline bundle FAILS here: %s\n", b.runtime, b.baselineErr)
+		fmt.Fprintf(&w, "%s on the baseline bundle FAILS here: %s\n", b.baselineName(), b.baselineErr)
 	}
 	if len(pairs) > 0 {
 		b.writeMedians(&w, full, noST, base)
@@ -52,11 +52,11 @@ func (b *launchBench) writeMedians(w *strings.Builder, full, noST, base sample) 
 		fmt.Fprintf(tw, "  the same minus the self-test steps\t%s\t%s\t\n", ms(noST.median()), ms(noST.spread()))
 	}
 	if b.baselineErr == "" {
-		fmt.Fprintf(tw, "  %s run + %s delete\t%s\t%s\t\n", b.runtime, b.runtime, ms(base.median()), ms(base.spread()))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", b.baselineName(), ms(base.median()), ms(base.spread()))
 	}
 	tw.Flush()
 	if b.agentboxErr == "" && b.baselineErr == "" {
-		fmt.Fprintf(w, "  ratio: %s with the self-test, %s without (target ≤ 1.25)\n", ratio(full.median(), base.median()), ratio(noST.median(), base.median()))
+		fmt.Fprintf(w, "  ratio: %s with the self-test, %s without (target ≤ %.2f)\n", ratio(full.median(), base.median()), ratio(noST.median(), base.median()), b.goal())
 	}
 }
 
@@ -136,10 +136,10 @@ func (b *launchBench) summaryRows(full, noST, base, st sample) []row {
 		bl = "fails"
 	}
 	r := func(metric string, s sample) row {
-		x := row{Metric: metric + rt, Agentbox: ab(s), Baseline: bl, Value: "n/a", Target: "≤ 1.25", Met: "-"}
+		x := row{Metric: metric + rt, Agentbox: ab(s), Baseline: bl, Value: "n/a", Target: fmt.Sprintf("≤ %.2f", b.goal()), Met: "-"}
 		if b.agentboxErr == "" && b.baselineErr == "" {
 			x.Value = ratio(s.median(), base.median())
-			x.Met = met(float64(s.median()) <= 1.25*float64(base.median()))
+			x.Met = met(float64(s.median()) <= b.goal()*float64(base.median()))
 		}
 		return x
 	}

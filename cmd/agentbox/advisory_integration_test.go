@@ -35,8 +35,10 @@ func TestDoctorAndRunAgree(t *testing.T) {
 		mode  advisory.Mode
 		flags []string
 	}{
-		{advisory.Mode{UserNS: true, Rootless: os.Geteuid() != 0}, nil},
-		{advisory.Mode{Rootfs: true, UserNS: true, Rootless: os.Geteuid() != 0}, []string{"--rootfs", rootfs}},
+		// runc named: where crun is the default runtime, runc is still
+		// what this test tells the story of.
+		{advisory.Mode{UserNS: true, Rootless: os.Geteuid() != 0}, []string{"--runtime", "runc"}},
+		{advisory.Mode{Rootfs: true, UserNS: true, Rootless: os.Geteuid() != 0}, []string{"--runtime", "runc", "--rootfs", rootfs}},
 	} {
 		t.Run(m.mode.Name(), func(t *testing.T) {
 			want := expectedVerdicts(t, runc, m.mode)

@@ -33,10 +33,7 @@ import (
 func testContainerd(t *testing.T) (string, *containerd.Client) {
 	t.Helper()
 	testutil.RequireRoot(t)
-	addr := os.Getenv("AGENTBOX_TEST_CONTAINERD")
-	if addr == "" {
-		addr = "/run/agentbox-containerd/containerd.sock"
-	}
+	addr := testContainerdAddress()
 	if _, err := os.Stat(addr); err != nil {
 		testutil.Skip(t, "no containerd at "+addr+" (run scripts/containerd-up.sh)")
 	}
@@ -46,6 +43,15 @@ func testContainerd(t *testing.T) (string, *containerd.Client) {
 	}
 	t.Cleanup(func() { c.Close() })
 	return addr, c
+}
+
+// testContainerdAddress is the private daemon's socket, or the one
+// AGENTBOX_TEST_CONTAINERD names.
+func testContainerdAddress() string {
+	if addr := os.Getenv("AGENTBOX_TEST_CONTAINERD"); addr != "" {
+		return addr
+	}
+	return "/run/agentbox-containerd/containerd.sock"
 }
 
 // assertDaemonForgot checks from the daemon and the host that containerd

@@ -71,7 +71,7 @@ func TestLauncherKilledAtEachStepIsCleaned(t *testing.T) {
 			// agentbox-init in the same runtime call (it holds the agent on
 			// its channel), and init ends the sandbox when it sees the
 			// channel to the launcher close.
-			if _, err := os.Stat(filepath.Join(meta.Runtime.Root, meta.RunID)); err != nil {
+			if _, err := os.Stat(runtimeState(meta)); err != nil {
 				t.Fatalf("no runtime state left after a kill at %q; the test proves nothing: %v", at, err)
 			}
 			canaries := meta.Canaries

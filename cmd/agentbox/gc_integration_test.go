@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/engine"
+	cdengine "github.com/agentbox/agentbox/engine/containerd"
 	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/ledger"
 )
@@ -58,13 +59,20 @@ func TestKilledLauncherIsCleanedByGC(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	if _, err := os.Stat(filepath.Join(meta.Runtime.Root, meta.RunID)); err != nil {
+	if _, err := os.Stat(runtimeState(meta)); err != nil {
 		t.Fatalf("no runtime state left; this test then proves nothing about gc: %v", err)
 	}
 
+	if onContainerd() && shimPid(testContainerdAddress(), meta.RunID) <= 0 {
+		t.Fatalf("no shim of %s runs; this test then proves nothing about gc on containerd", meta.RunID)
+	}
 	r := runIn(t, env, ws, "gc", "--json")
 	if r.code != 0 {
 		t.Fatalf("gc exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if onContainerd() {
+		_, c := testContainerd(t)
+		assertDaemonForgot(t, c, testContainerdAddress(), meta.RunID)
 	}
 	var rec ledger.Record
 	if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &rec); err != nil {
@@ -79,6 +87,16 @@ func TestKilledLauncherIsCleanedByGC(t *testing.T) {
 	}
 }
 
+// runtimeState is where the runtime keeps the state of run meta: ROOT/ID
+// from the CLI; ROOT/NAMESPACE/ID from containerd's runc shim, which adds
+// its namespace (a difference the suite on containerd asserts here).
+func runtimeState(meta engine.Meta) string {
+	if onContainerd() {
+		return filepath.Join(meta.Runtime.Root, cdengine.Namespace, meta.RunID)
+	}
+	return filepath.Join(meta.Runtime.Root, meta.RunID)
+}
+
 func assertNothingLeft(t *testing.T, runDir string, meta engine.Meta) {
 	t.Helper()
 	if pids := engine.PidsInNamespace(meta.PidNS); len(pids) > 0 {
@@ -87,7 +105,7 @@ func assertNothingLeft(t *testing.T, runDir string, meta engine.Meta) {
 	if _, err := os.Stat(runDir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("run directory %s still exists", runDir)
 	}
-	if _, err := os.Stat(filepath.Join(meta.Runtime.Root, meta.RunID)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(runtimeState(meta)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("runtime state of %s left in %s", meta.RunID, meta.Runtime.Root)
 	}
 	runRoot := filepath.Dir(filepath.Dir(runDir))

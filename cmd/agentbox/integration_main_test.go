@@ -97,8 +97,50 @@ func isolatedEnv(t *testing.T, extra ...string) []string {
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + os.Getenv("HOME"), "TERM=dumb", "LANG=C.UTF-8",
 		"AGENTBOX_STATE_DIR=" + state, "AGENTBOX_RUN_ROOT=" + run, "AGENTBOX_CONFIG_DIR=" + config,
 	}
+	if doc := testEnginePolicy(t); doc != "" {
+		if err := os.WriteFile(filepath.Join(config, "policy.yaml"), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return append(env, extra...)
 }
+
+// The suite runs on the host's default engine and runtime unless
+// AGENTBOX_TEST_ENGINE (runtime, containerd) or AGENTBOX_TEST_RUNTIME
+// (runc, crun, runsc) names another: isolatedEnv then writes them into the
+// user's own policy file of the test's configuration directory, so that
+// every launch of the test takes them, the ones started through script(1)
+// and launchertest included; a flag a test passes still wins. `make test`
+// runs the core of the suite once more this way (Makefile, coreSuite).
+const (
+	testEngineEnv  = "AGENTBOX_TEST_ENGINE"
+	testRuntimeEnv = "AGENTBOX_TEST_RUNTIME"
+)
+
+// testEnginePolicy is the policy file those variables ask for ("" for
+// none); an engine it cannot reach fails the test, or skips it outside
+// strict mode.
+func testEnginePolicy(t *testing.T) string {
+	t.Helper()
+	doc := ""
+	if rt := os.Getenv(testRuntimeEnv); rt != "" {
+		testutil.RequireBinary(t, rt, rt)
+		doc += "runtime: " + rt + "\n"
+	}
+	switch e := os.Getenv(testEngineEnv); e {
+	case "", "runtime":
+	case "containerd":
+		addr, _ := testContainerd(t)
+		doc += "engine: containerd\naddress: " + addr + "\n"
+	default:
+		t.Fatalf("%s=%q: use runtime or containerd", testEngineEnv, e)
+	}
+	return doc
+}
+
+// onContainerd reports whether the suite runs on containerd
+// (AGENTBOX_TEST_ENGINE=containerd).
+func onContainerd() bool { return os.Getenv(testEngineEnv) == "containerd" }
 
 func runIn(t *testing.T, env []string, dir string, args ...string) result {
 	t.Helper()

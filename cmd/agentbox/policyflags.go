@@ -19,7 +19,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Memory, "memory", "", "memory limit (default 4GiB)")
 	fs.Int64Var(&f.Pids, "pids", 0, "process limit (default 512)")
 	fs.Uint64Var(&f.CPUWeight, "cpu-weight", 0, "CPU weight 1-10000 (default 100)")
-	fs.StringVar(&f.Runtime, "runtime", "", "OCI runtime: runc, crun, runsc or a path (default runc)")
+	fs.StringVar(&f.Runtime, "runtime", "", "OCI runtime: runc, crun, runsc or a path (default: crun where it is installed and passes its self-test here, else runc; agentbox doctor says which)")
 	fs.StringVar(&f.Rootfs, "rootfs", "", "unpacked image root to use instead of the host's system directories")
 	fs.StringArrayVar(&f.Accept, "accept", nil, "accept an audit finding: CODE=reason (repeatable)")
 	fs.StringArrayVar(&f.Upstreams, "upstream", nil, "model route to a URL of your choice: openai=URL, anthropic=URL or NAME=URL (repeatable)")

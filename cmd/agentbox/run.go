@@ -81,8 +81,6 @@ func (f *launchFlags) config(s stdio) (launcher.Config, error) {
 	if err != nil {
 		return cfg, launcher.StepError("policy", err)
 	}
-	if cfg.Engine, err = launcher.OpenEngine(f.engine, f.address); err != nil {
-		return cfg, err
-	}
+	cfg.Policy.Engine, cfg.Policy.Address = f.engine, f.address // the launcher opens it from the merged policy
 	return cfg, nil
 }

@@ -79,7 +79,7 @@ func TestSandboxDiesWithItsLauncher(t *testing.T) {
 		t.Logf("the sandbox's %d processes were gone %v after the launcher's SIGKILL", len(pids), time.Since(killed).Round(time.Millisecond))
 	}
 	reapAdopted(pids)
-	if _, err := os.Stat(filepath.Join(meta.Runtime.Root, meta.RunID)); err != nil {
+	if _, err := os.Stat(runtimeState(meta)); err != nil {
 		t.Fatalf("no runtime state left for gc; the rest of this test proves nothing: %v", err)
 	}
 	if r := runIn(t, env, ws, "gc", "--json"); r.code != 0 || !strings.Contains(r.stdout, meta.RunID) {

@@ -15,6 +15,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/errdefs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/policy"
@@ -246,6 +247,11 @@ func (e *Engine) Start(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	// The session sized the launcher's pty after Create; the task gets
+	// that size now, before its process can ask, not at followSize's next
+	// tick (a race that showed as "0 0" from stty size under load).
+	var sized unix.Winsize
+	r.io.resize(ctx, r.task, &sized)
 	if err := r.task.Start(ctx); err != nil {
 		return fmt.Errorf("containerd: start task %s: %w", id, err)
 	}

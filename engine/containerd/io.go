@@ -186,15 +186,24 @@ func (s *stdio) followSize(task containerd.Task) {
 	tick := time.NewTicker(resizeEvery)
 	defer tick.Stop()
 	for {
-		if ws, err := unix.IoctlGetWinsize(int(s.pty.Fd()), unix.TIOCGWINSZ); err == nil && *ws != last && ws.Col > 0 && ws.Row > 0 {
-			if task.Resize(ctx, uint32(ws.Col), uint32(ws.Row)) == nil {
-				last = *ws
-			}
-		}
+		s.resize(ctx, task, &last)
 		select {
 		case <-s.stop:
 			return
 		case <-tick.C:
+		}
+	}
+}
+
+// resize hands the launcher's pty size to the task when it differs from
+// *last, and records it there once the shim took it.
+func (s *stdio) resize(ctx context.Context, task containerd.Task, last *unix.Winsize) {
+	if s.pty == nil {
+		return
+	}
+	if ws, err := unix.IoctlGetWinsize(int(s.pty.Fd()), unix.TIOCGWINSZ); err == nil && *ws != *last && ws.Col > 0 && ws.Row > 0 {
+		if task.Resize(ctx, uint32(ws.Col), uint32(ws.Row)) == nil {
+			*last = *ws
 		}
 	}
 }
