@@ -105,7 +105,10 @@ var layers = map[string]layer{
 	"kube":    {may: []string{"agents", "netpolicy", "policy"}},
 	// The audit reads rendered specs and running containers' configs.
 	"audit":         {may: []string{"account", "agents", "apparmor", "policy", "seccomp", "seccomp/profiles", "spec"}},
-	"compose/check": {may: []string{"audit", "compose", "netpolicy", "policy"}},
+	// Compose files and Kubernetes manifests into audit models: apart from
+	// audit, so that the launch binary links neither compose-go nor k8s.io.
+	"audit/manifest": {may: []string{"audit"}},
+	"compose/check":  {may: []string{"audit", "audit/manifest", "compose", "netpolicy", "policy"}},
 	// Engines run what the renderers wrote.
 	"engine": {may: []string{"internal/nsexec", "ledger", "policy", "termfilter"}, exec: true},
 	// The containerd engine drives a daemon through its client: it runs
@@ -118,13 +121,13 @@ var layers = map[string]layer{
 	// The launcher drives every stage below it; only the CLI (and the
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
-		"agents", "apparmor", "audit", "compose", "compose/check", "denials", "doctor", "engine", "engine/advisory", "engine/containerd",
+		"agents", "apparmor", "audit", "audit/manifest", "compose", "compose/check", "denials", "doctor", "engine", "engine/advisory", "engine/containerd",
 		"engine/userengine", "account", "seccomp",
 		"host", "kube", "ledger", "netpolicy", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
 	"cmd/agentbox": {may: []string{
-		"account", "audit", "compose", "compose/check", "doctor", "host", "launcher", "ledger", "netpolicy", "policy",
+		"account", "audit", "audit/manifest", "compose", "compose/check", "doctor", "host", "launcher", "ledger", "netpolicy", "policy",
 	}, exec: true},
 	"cmd/agentbox-init": {may: []string{"internal/nsexec", "netpolicy/bridge", "selftest"}},
 	// Benchmarks and test helpers.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/kube"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -227,7 +228,7 @@ func auditsClean(t *testing.T, out *kube.Output) {
 	if err := os.WriteFile(p, out.Manifest, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := audit.LoadKube([]string{p}, audit.KubeOptions{})
+	cs, err := manifest.LoadKube([]string{p}, manifest.KubeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/kube"
@@ -174,7 +175,7 @@ func kubeOutDir(cfg KubeConfig) string {
 // auditKube audits the written rendering as `agentbox audit` would, with
 // the plan's acceptances and the rendering's declared residuals.
 func auditKube(ctx context.Context, dir string, plan *policy.Plan, out *kube.Output) (audit.Report, error) {
-	cs, err := audit.Load(ctx, []string{dir}, audit.LoadOptions{Kind: audit.KindKube})
+	cs, err := audit.Load(ctx, []string{dir}, manifest.Loaders(audit.LoadOptions{Kind: audit.KindKube}, manifest.ComposeOptions{}, manifest.KubeOptions{}))
 	if err != nil {
 		return audit.Report{}, fmt.Errorf("audit the rendered manifests: %w", err)
 	}

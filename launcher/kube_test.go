@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/kube"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -43,7 +43,7 @@ func TestKubeWritesAnAuditedManifest(t *testing.T) {
 		t.Fatalf("KubeMain: %v\n%s", err, errw.String())
 	}
 	p := filepath.Join(cfg.OutDir, kube.ManifestFile)
-	cs, err := audit.LoadKube([]string{p}, audit.KubeOptions{})
+	cs, err := manifest.LoadKube([]string{p}, manifest.KubeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

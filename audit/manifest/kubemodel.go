@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
+
+	. "github.com/agentbox/agentbox/audit"
 )
 
 // kubeCtx is one container of one pod template being normalised.
