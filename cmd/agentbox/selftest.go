@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -31,6 +32,9 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 		return exitUsage
 	}
 	cfg, err := f.config(s)
+	if errors.Is(err, launcher.ErrEngineElsewhere) {
+		return launcher.ExecHelper(append([]string{"selftest"}, args...), s.In, s.Out, s.Err)
+	}
 	if err != nil {
 		return fail(s, "selftest", err)
 	}

@@ -17,6 +17,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/engine/containerd/ctrversion"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -139,7 +140,7 @@ func dial(ctx context.Context, address string) (*containerd.Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("containerd at %s does not answer: %w: %s", address, err, fix)
 	}
-	if err := Gate(v.Version); err != nil {
+	if err := ctrversion.Gate(v.Version); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("containerd at %s: %w", address, err)
 	}

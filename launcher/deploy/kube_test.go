@@ -1,4 +1,4 @@
-package launcher
+package deploy
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/kube"
+	. "github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/policy"
 )
 

@@ -1,4 +1,4 @@
-package launcher
+package deploy
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/kube"
+	. "github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
