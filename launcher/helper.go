@@ -45,6 +45,9 @@ func FindHelper() (string, error) {
 	if err != nil {
 		return "", &Error{Kind: KindHost, Err: fmt.Errorf("find %s: the running executable: %w", HelperName, err)}
 	}
+	if filepath.Base(self) == HelperName { // a launch binary installed under the helper's name: never execute itself
+		return "", &Error{Kind: KindHost, Err: fmt.Errorf("%s was built without the agentbox_ext tag, so it lacks this command; rebuild both with make build", self)}
+	}
 	fi, err := os.Stat(self)
 	if err != nil {
 		return "", &Error{Kind: KindHost, Err: fmt.Errorf("find %s: %w", HelperName, err)}

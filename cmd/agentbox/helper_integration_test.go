@@ -49,6 +49,12 @@ func TestHelperBesideAgentboxOnly(t *testing.T) {
 		}
 	}
 	helper := filepath.Join(alone, "agentbox-ext")
+	if err := os.WriteFile(helper, data, 0o755); err != nil { // the launch binary under the helper's name
+		t.Fatal(err)
+	}
+	if c, out := code([]string{filepath.Join(alone, "agentbox"), "audit", "--codes"}); c != 4 || !strings.Contains(out, "built without the agentbox_ext tag") {
+		t.Errorf("agentbox-ext that is the launch binary: exit %d, want 4, not a loop\n%s", c, out)
+	}
 	if err := os.WriteFile(helper, []byte("#!/bin/sh\necho replaced\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
