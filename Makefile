@@ -16,8 +16,15 @@ export AGENTBOX_LAB_AUDIT ?= $(abspath $(CURDIR)/../shared/lab/audit-sandbox.sh)
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build bin/agentbox and bin/agentbox-init (static, no cgo)
+# agentbox-ext is cmd/agentbox built with the agentbox_ext tag: audit,
+# compose, kube and the containerd engine, which agentbox executes from
+# beside itself so that `agentbox run` links none of them (README, "Two
+# binaries"). EXT is the tag for the go commands that must see its files.
+EXT := -tags agentbox_ext
+
+build: ## build bin/agentbox, bin/agentbox-ext and bin/agentbox-init (static, no cgo); install all three into one directory
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/agentbox ./cmd/agentbox
+	CGO_ENABLED=0 $(GO) build -trimpath $(EXT) -o $(BIN)/agentbox-ext ./cmd/agentbox
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/agentbox-init ./cmd/agentbox-init
 
 setup: ## install and start what the tests need: packages, test user, Docker, containerd, agent CLIs, a kube-apiserver (root; idempotent, cached)
@@ -28,13 +35,16 @@ setup: ## install and start what the tests need: packages, test user, Docker, co
 
 unit: ## unit tests only (no root, no daemons)
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 $(EXT) ./cmd/agentbox
 
 test: setup build ## what CI runs: vet, lint, generated files, unit + integration as root, then rootless
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+	$(GO) vet -tags integration,agentbox_ext ./cmd/agentbox
 	$(MAKE) lint
 	$(MAKE) verify-generate
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...
+	$(GO) test -count=1 $(EXT) ./cmd/agentbox
 	AGENTBOX_TEST_RUNTIME=runc $(GO) test -tags integration -count=1 -timeout 10m -run '$(CORE_SUITE)' ./cmd/agentbox/
 	AGENTBOX_TEST_ENGINE=containerd $(GO) test -tags integration -count=1 -timeout 10m -run '$(CORE_SUITE)' ./cmd/agentbox/
 	scripts/test-rootless.sh
@@ -48,15 +58,19 @@ CORE_SUITE := ^(TestRunBoundary|TestCrunBoundaryAsRoot|TestExitCodesPassThrough|
 
 integration: setup build ## unit and integration tests as root (real runc, kernel, Docker); *Rootless tests run in `make rootless`
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...
+	$(GO) test -count=1 $(EXT) ./cmd/agentbox
 
 rootless: setup ## the launcher's integration suite as the unprivileged user agentbox-test
 	scripts/test-rootless.sh
 
 lint: $(LINT) ## go vet for linux and darwin, golangci-lint (installed into bin/ on first use), a darwin/arm64 build of agentbox
 	$(GO) vet ./...
+	$(GO) vet $(EXT) ./cmd/agentbox
 	GOOS=darwin $(GO) vet ./...
 	GOOS=darwin $(GO) vet -tags integration ./...
+	GOOS=darwin $(GO) vet $(EXT) ./cmd/agentbox
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/agentbox
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(EXT) -o /dev/null ./cmd/agentbox
 	$(LINT) run --max-issues-per-linter 0 --max-same-issues 0 ./...
 
 $(LINT):

@@ -106,27 +106,38 @@ var layers = map[string]layer{
 	"compose": {may: []string{"agents", "apparmor", "netpolicy", "policy", "seccomp/profiles"}},
 	"kube":    {may: []string{"agents", "apparmor", "netpolicy", "policy", "seccomp/profiles"}},
 	// The audit reads rendered specs and running containers' configs.
-	"audit":         {may: []string{"account", "agents", "apparmor", "policy", "seccomp", "seccomp/profiles", "spec"}},
-	"compose/check": {may: []string{"audit", "compose", "netpolicy", "policy"}},
+	"audit": {may: []string{"account", "agents", "apparmor", "policy", "seccomp", "seccomp/profiles", "spec"}},
+	// Compose files and Kubernetes manifests into audit models: apart from
+	// audit, so that the launch binary links neither compose-go nor k8s.io.
+	"audit/manifest": {may: []string{"audit", "policy", "seccomp"}},
+	"compose/check":  {may: []string{"audit", "audit/manifest", "compose", "netpolicy", "policy"}},
 	// Engines run what the renderers wrote.
 	"engine": {may: []string{"internal/nsexec", "ledger", "policy", "termfilter"}, exec: true},
 	// The containerd engine drives a daemon through its client: it runs
 	// nothing itself (the shim runs the runtime).
-	"engine/containerd": {may: []string{"engine", "internal/nsexec", "ledger", "policy"}},
+	"engine/containerd": {may: []string{"engine", "engine/containerd/ctrversion", "internal/nsexec", "ledger", "policy"}},
+	// The daemon's version gate, which doctor applies without the client.
+	"engine/containerd/ctrversion": {},
 	// The dedicated-user engine starts init on the host and loads the
 	// account's fence with nft.
 	"engine/userengine": {may: []string{"account", "engine", "ledger", "policy"}, exec: true},
-	"doctor":            {may: []string{"apparmor", "audit", "engine", "engine/advisory", "engine/containerd", "host", "ledger", "policy", "userns"}, exec: true},
+	"doctor":            {may: []string{"apparmor", "audit", "engine", "engine/advisory", "engine/containerd/ctrversion", "host", "ledger", "policy", "userns"}, exec: true},
 	// The launcher drives every stage below it; only the CLI (and the
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{
-		"agents", "apparmor", "audit", "compose", "compose/check", "denials", "doctor", "engine", "engine/advisory", "engine/containerd",
-		"engine/userengine", "account", "seccomp",
-		"host", "kube", "ledger", "netpolicy", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+		"agents", "apparmor", "audit", "denials", "doctor", "engine", "engine/advisory",
+		"engine/containerd/ctrversion", "engine/userengine", "account", "seccomp",
+		"host", "ledger", "netpolicy", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+	}, exec: true},
+	// agentbox compose and kube: the plan rendered for another
+	// orchestrator, audited before it is written (agentbox-ext only).
+	"launcher/deploy": {may: []string{
+		"audit", "audit/manifest", "compose", "compose/check", "host", "kube", "launcher", "ledger", "netpolicy", "policy",
 	}, exec: true},
 	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
 	"cmd/agentbox": {may: []string{
-		"account", "audit", "compose", "compose/check", "doctor", "host", "launcher", "ledger", "netpolicy", "policy",
+		"account", "audit", "audit/manifest", "compose", "compose/check", "doctor", "engine/containerd", "host", "launcher",
+		"launcher/deploy", "ledger", "netpolicy", "policy",
 	}, exec: true},
 	"cmd/agentbox-init": {may: []string{"internal/nsexec", "netpolicy/bridge", "selftest"}},
 	// Benchmarks and test helpers.
@@ -226,6 +237,47 @@ func TestShippedBinaryHasNoTestHooks(t *testing.T) {
 	}
 }
 
+// The launch binary (cmd/agentbox built without the agentbox_ext tag)
+// links nothing that only audit, compose, kube or the containerd engine
+// need: Go runs the initialiser of every package a binary links, on every
+// `agentbox run` (issue 14; README, "Two binaries"). agentbox-ext, the same
+// package built with the tag, links them all, and the check must see that.
+func TestLaunchBinaryLinksNoHelperPackages(t *testing.T) {
+	prefixes := []string{
+		"github.com/compose-spec/compose-go/", "k8s.io/", "sigs.k8s.io/", "github.com/containerd/containerd/",
+		"github.com/santhosh-tekuri/jsonschema/", "google.golang.org/grpc", "github.com/klauspost/compress/",
+	}
+	exact := []string{"audit/manifest", "compose", "compose/check", "engine/containerd", "kube", "launcher/deploy"}
+	heavy := func(tags string) []string {
+		t.Helper()
+		out, err := exec.Command("go", "list", "-deps", "-tags", tags, "./cmd/agentbox").Output()
+		if err != nil {
+			t.Fatalf("go list -deps -tags %q ./cmd/agentbox: %v", tags, err)
+		}
+		var found []string
+		for _, p := range strings.Fields(string(out)) {
+			for _, pre := range prefixes {
+				if strings.HasPrefix(p, pre) {
+					found = append(found, p)
+				}
+			}
+			if strings.HasPrefix(p, module) && contains(exact, strings.TrimPrefix(p, module)) {
+				found = append(found, p)
+			}
+		}
+		return found
+	}
+	if got := heavy(""); len(got) > 0 {
+		t.Errorf("the launch binary links %d package(s) only agentbox-ext needs: %v", len(got), got)
+	}
+	ext := strings.Join(heavy("agentbox_ext"), " ")
+	for _, want := range []string{"compose-go", "k8s.io/api", "containerd/containerd", "jsonschema", module + "launcher/deploy"} {
+		if !strings.Contains(ext, want) {
+			t.Errorf("agentbox-ext does not link %s: the check above would not see it either", want)
+		}
+	}
+}
+
 // Constants that two packages must agree on, without one importing the
 // other against the pipeline's direction.
 func TestSharedConstantsAgree(t *testing.T) {
@@ -237,11 +289,14 @@ func TestSharedConstantsAgree(t *testing.T) {
 // The help lists every command once, and each command's --help answers
 // with its own usage line and exit 0.
 func TestCLIHelpIsConsistent(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "agentbox")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/agentbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "agentbox")
+	for _, b := range [][]string{{"-o", bin}, {"-tags", "agentbox_ext", "-o", filepath.Join(dir, "agentbox-ext")}} {
+		build := exec.Command("go", append(append([]string{"build"}, b...), "./cmd/agentbox")...)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
 	}
 	out, err := exec.Command(bin, "help").Output()
 	if err != nil {

@@ -18,7 +18,7 @@ func checkAutoApprove(c *Container, o *Options) []Finding {
 	}
 	for _, e := range c.Env {
 		if agent, ok := agents.EnvAutoApprove(e.Name, e.Value); ok {
-			f := newFinding(CodeAutoApprove, e.Name, fmt.Sprintf("%s switches %s to acting without approval", e.Name, agent), orLocation(e.Location, c.keyLocation("environment")))
+			f := newFinding(CodeAutoApprove, e.Name, fmt.Sprintf("%s switches %s to acting without approval", e.Name, agent), OrLocation(e.Location, c.keyLocation("environment")))
 			f.Evidence = "env " + e.Name
 			out = append(out, f)
 		}

@@ -174,3 +174,20 @@ func TestEngineLabelledContainer(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEngineContainer is the time to audit a running container through
+// the Engine API (a local fake engine serving a captured inspect).
+func BenchmarkEngineContainer(b *testing.B) {
+	e, err := NewEngine("docker", fakeEngine(b, `"name=seccomp,profile=default"`, fixtureNetworks))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		c, err := e.Container(ctx, "weak")
+		if err != nil {
+			b.Fatal(err)
+		}
+		Audit([]Container{c}, Options{})
+	}
+}

@@ -155,7 +155,7 @@ func checkSecretEnv(c *Container, o *Options) []Finding {
 		default:
 			continue
 		}
-		f := newFinding(CodeSecretInEnv, e.Name, detail, orLocation(e.Location, c.keyLocation("environment")))
+		f := newFinding(CodeSecretInEnv, e.Name, detail, OrLocation(e.Location, c.keyLocation("environment")))
 		f.Evidence = "env " + e.Name + "=<withheld>"
 		out = append(out, f)
 	}
@@ -179,7 +179,7 @@ func checkEngineEnv(c *Container, o *Options) []Finding {
 		case scheme == "tcp" || scheme == "ssh" || scheme == "http" || scheme == "https":
 			detail = fmt.Sprintf("%s points at a remote engine over %s", e.Name, scheme)
 		}
-		f := newFinding(CodeContainerSocket, e.Name, detail, orLocation(e.Location, c.keyLocation("environment")))
+		f := newFinding(CodeContainerSocket, e.Name, detail, OrLocation(e.Location, c.keyLocation("environment")))
 		f.Evidence = "env " + e.Name + "=<withheld>"
 		f.Unknown = e.FromHost
 		out = append(out, f)

@@ -154,12 +154,12 @@ func fromInspect(d *inspectDoc, source string) Container {
 	c.Mounts = inspectMounts(d)
 	inspectLimits(h, &c)
 	inspectCaps(d, &c, source)
-	inspectSecurity(h.SecurityOpt, &c)
+	InspectSecurity(h.SecurityOpt, &c)
 	if d.ProcessLabel != "" {
 		c.SELinux = append(c.SELinux, d.ProcessLabel)
 	}
-	c.UserNS = usernsMode(h.UsernsMode)
-	c.fromLabels(d.Config.Labels)
+	c.UserNS = UsernsMode(h.UsernsMode)
+	c.FromLabels(d.Config.Labels)
 	inspectNetworks(d, &c)
 	return c
 }
@@ -311,9 +311,9 @@ func EffectiveCaps(defaults, add, drop []string, privileged bool) []string {
 	return out
 }
 
-// usernsMode reads HostConfig.UsernsMode. "" depends on the daemon
+// UsernsMode reads HostConfig.UsernsMode. "" depends on the daemon
 // (userns-remap, rootless), which inspect output does not say.
-func usernsMode(m string) Tri {
+func UsernsMode(m string) Tri {
 	switch m {
 	case "host":
 		return No

@@ -1,9 +1,6 @@
 package audit
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,7 +71,7 @@ func TestLabeledWorkspace(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := hardened()
-			c.fromLabels(map[string]string{policy.WorkspaceLabel: tc.label})
+			c.FromLabels(map[string]string{policy.WorkspaceLabel: tc.label})
 			tc.change(&c)
 			r := Audit([]Container{c}, tc.opts)
 			cr := r.Containers[0]
@@ -159,7 +156,7 @@ func TestLabelAcceptances(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := hardened()
-			c.fromLabels(tc.labels)
+			c.FromLabels(tc.labels)
 			tc.change(&c)
 			r := Audit([]Container{c}, Options{Workspaces: []string{"/work/project"}})
 			cr := r.Containers[0]
@@ -175,48 +172,5 @@ func TestLabelAcceptances(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestComposeLabels: a compose service's labels reach the model, and the
-// label's bind wins over the project directory.
-func TestComposeLabels(t *testing.T) {
-	dir := t.TempDir()
-	cache := t.TempDir()
-	body := `services:
-  agent:
-    image: x
-    user: "1000:1000"
-    labels:
-      ` + policy.WorkspaceLabel + `: ` + cache + `
-      ` + policy.AcceptLabel(CodeNoUserNS) + `: no user namespace here
-    volumes:
-      - .:/workspace
-      - ` + cache + `:/cache
-`
-	f := filepath.Join(dir, "compose.yaml")
-	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := LoadCompose(context.Background(), []string{f}, ComposeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := Audit(cs, Options{})
-	cr := r.Containers[0]
-	if cr.Model.LabeledWorkspace != cache {
-		t.Errorf("labelled workspace %q, want %s", cr.Model.LabeledWorkspace, cache)
-	}
-	var mounts []string
-	for _, f := range cr.Findings {
-		if f.Code == CodeExtraWritable {
-			mounts = append(mounts, f.Subject)
-		}
-	}
-	if len(mounts) != 1 || !strings.HasPrefix(mounts[0], dir+" -> ") {
-		t.Errorf("extra-writable findings %v, want the project directory's bind", mounts)
-	}
-	if diff := cmp.Diff([]policy.Acceptance{{Code: CodeNoUserNS, Reason: "no user namespace here"}}, cr.Model.LabelAccepts); diff != "" {
-		t.Errorf("label acceptances (-want +got):\n%s", diff)
 	}
 }

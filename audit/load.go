@@ -26,14 +26,16 @@ type LoadOptions struct {
 	Kind string
 	// Engine is "docker" or "podman"; Host its socket ("" for the default).
 	Engine, Host string
-	// Compose configures compose loading.
-	Compose ComposeOptions
+	// Compose loads the compose targets, all at once as one project, and
+	// Kube the Kubernetes manifests, as one input; nil refuses that kind.
+	// They live in audit/composeaudit and audit/kubeaudit, which the
+	// launch path does not link (README, "Two binaries").
+	Compose func(ctx context.Context, files []string) ([]Container, error)
+	Kube    func(paths []string) ([]Container, error)
 	// User, when set, audits that user account instead of targets
 	// (LoadAndAudit), reading the host as Account says.
 	User    string
 	Account AccountOptions
-	// Kube configures Kubernetes manifest loading.
-	Kube KubeOptions
 }
 
 // composeNames are the file names docker compose looks for in a directory.
@@ -143,14 +145,20 @@ func Load(ctx context.Context, targets []string, lo LoadOptions) ([]Container, e
 		cs = append(cs, got...)
 	}
 	if len(compose) > 0 {
-		got, err := LoadCompose(ctx, compose, lo.Compose)
+		if lo.Compose == nil {
+			return nil, &InputError{File: compose[0], Err: errors.New("a compose file: this program does not read compose files (agentbox audit does)")}
+		}
+		got, err := lo.Compose(ctx, compose)
 		if err != nil {
 			return nil, err
 		}
 		cs = append(cs, got...)
 	}
 	if len(kube) > 0 {
-		got, err := LoadKube(kube, lo.Kube)
+		if lo.Kube == nil {
+			return nil, &InputError{File: kube[0], Err: errors.New("a Kubernetes manifest: this program does not read manifests (agentbox audit does)")}
+		}
+		got, err := lo.Kube(kube)
 		if err != nil {
 			return nil, err
 		}

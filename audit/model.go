@@ -292,3 +292,11 @@ func formatBytes(n int64) string {
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64) + string(suffix[i]) + "iB"
 }
+
+// OrLocation is l when it names a line, else d.
+func OrLocation(l, d Location) Location {
+	if l.Line > 0 {
+		return l
+	}
+	return d
+}

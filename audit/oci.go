@@ -146,7 +146,7 @@ func ociLinux(l *specs.Linux, c *Container) {
 	ociResources(l.Resources, c)
 	if l.Seccomp != nil {
 		c.Seccomp = Seccomp{Mode: "custom", Profile: "linux.seccomp"}
-		c.Seccomp.Weak, c.Seccomp.WeakKnown = seccompWeak(l.Seccomp)
+		c.Seccomp.Weak, c.Seccomp.WeakKnown = SeccompWeak(l.Seccomp)
 	}
 	if hasCap(c.Caps, "CAP_SYS_ADMIN") && len(c.DeviceRules) > 0 && l.Seccomp == nil {
 		c.Privileged = true

@@ -55,7 +55,7 @@ func permissionOf(c *Container) PermissionMode {
 	}
 	for _, e := range c.Env {
 		if agent, ok := agents.EnvAutoApprove(e.Name, e.Value); ok {
-			return PermissionMode{Agent: agent, Mode: "auto-approve", Source: e.Name, Where: "environment", Location: orLocation(e.Location, c.keyLocation("environment"))}
+			return PermissionMode{Agent: agent, Mode: "auto-approve", Source: e.Name, Where: "environment", Location: OrLocation(e.Location, c.keyLocation("environment"))}
 		}
 	}
 	for _, ac := range c.AgentConfigs {

@@ -211,5 +211,3 @@ func sortFindings(fs []Finding) {
 		return a.Subject < b.Subject
 	})
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

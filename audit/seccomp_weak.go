@@ -6,10 +6,10 @@ import (
 	"github.com/agentbox/agentbox/seccomp"
 )
 
-// seccompWeak compares a profile with agentbox's: it returns the syscalls
+// SeccompWeak compares a profile with agentbox's: it returns the syscalls
 // agentbox denies that p lets through (outright or for some arguments), and
 // whether the comparison was made.
-func seccompWeak(p *specs.LinuxSeccomp) ([]string, bool) {
+func SeccompWeak(p *specs.LinuxSeccomp) ([]string, bool) {
 	if p == nil {
 		return nil, false
 	}
@@ -23,7 +23,8 @@ func parseSeccomp(b []byte, caps []string) (*specs.LinuxSeccomp, error) {
 	return seccomp.Parse("inline profile", b, seccomp.Target{Caps: caps})
 }
 
-// loadSeccompFile reads a profile file the same way.
-func loadSeccompFile(path string, caps []string) (*specs.LinuxSeccomp, error) {
+// LoadSeccompFile reads a profile file the way parseSeccomp reads an
+// inline one (the manifest loader reads Localhost profiles with it).
+func LoadSeccompFile(path string, caps []string) (*specs.LinuxSeccomp, error) {
 	return seccomp.LoadFileFor(path, seccomp.Target{Caps: caps})
 }

@@ -5,14 +5,14 @@ import (
 	"strings"
 )
 
-// inspectSecurity reads docker/podman/compose security options
+// InspectSecurity reads docker/podman/compose security options
 // (seccomp=…, apparmor=…, label=…, no-new-privileges, systempaths=…; the old
 // KEY:VALUE spelling too).
-func inspectSecurity(opts []string, c *Container) {
+func InspectSecurity(opts []string, c *Container) {
 	c.NoNewPrivileges = No
 	c.Seccomp = Seccomp{Mode: "default"}
 	for _, o := range opts {
-		k, v := splitSecurityOpt(o)
+		k, v := SplitSecurityOpt(o)
 		switch k {
 		case "no-new-privileges":
 			if v == "" || truthy(v) {
@@ -30,7 +30,7 @@ func inspectSecurity(opts []string, c *Container) {
 	}
 }
 
-func splitSecurityOpt(o string) (string, string) {
+func SplitSecurityOpt(o string) (string, string) {
 	i := strings.IndexAny(o, "=:")
 	if i < 0 {
 		return o, ""
@@ -51,16 +51,16 @@ func seccompOpt(v string, caps []string) Seccomp {
 			s.Error = err.Error()
 			return s
 		}
-		s.Weak, s.WeakKnown = seccompWeak(p)
+		s.Weak, s.WeakKnown = SeccompWeak(p)
 		return s
 	}
 	s := Seccomp{Mode: "custom", Profile: v}
-	p, err := loadSeccompFile(v, caps)
+	p, err := LoadSeccompFile(v, caps)
 	if err != nil {
 		s.Error = err.Error()
 		return s
 	}
-	s.Weak, s.WeakKnown = seccompWeak(p)
+	s.Weak, s.WeakKnown = SeccompWeak(p)
 	return s
 }
 

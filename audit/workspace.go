@@ -19,9 +19,9 @@ const composeWorkingDirLabel = "com.docker.compose.project.working_dir"
 // workspace a container's label names.
 const LabeledWorkspaceNote = "workspace, from label " + policy.WorkspaceLabel
 
-// fromLabels reads the labels agentbox's renderers write (policy.
+// FromLabels reads the labels agentbox's renderers write (policy.
 // WorkspaceLabel, policy.AcceptLabelPrefix) into the model.
-func (c *Container) fromLabels(labels map[string]string) {
+func (c *Container) FromLabels(labels map[string]string) {
 	c.WorkspaceLabel = strings.TrimSpace(labels[policy.WorkspaceLabel])
 	c.LabelAccepts = policy.LabelAcceptances(labels)
 }

@@ -129,6 +129,10 @@ type InputError struct {
 	Fix   string
 }
 
+// UsageError marks the error as bad input (exit 2) to launcher.KindOf,
+// which does not link this package.
+func (e *InputError) UsageError() bool { return true }
+
 func (e *InputError) Error() string {
 	s := e.Msg
 	if e.Field != "" {

@@ -17,6 +17,10 @@ type ConflictError struct {
 	Files []string
 }
 
+// UsageError marks the error as the user's to fix (exit 2) to launcher.KindOf,
+// which does not link this package.
+func (e *ConflictError) UsageError() bool { return true }
+
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s already holds %s with other contents; nothing was written (pass --force to replace them, or choose another --out)",
 		e.Dir, strings.Join(e.Files, ", "))

@@ -7,13 +7,13 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/engine/advisory"
-	"github.com/agentbox/agentbox/engine/containerd"
+	"github.com/agentbox/agentbox/engine/containerd/ctrversion"
 )
 
 // containerdSocket is the daemon's socket doctor checks: CONTAINERD_ADDRESS
 // (as ctr reads it) or containerd's default, the one agentbox run
 // --engine containerd uses without --address.
-const containerdSocket = "/run/containerd/containerd.sock"
+const containerdSocket = ctrversion.DefaultAddress
 
 // ContainerdFacts describe the containerd daemon agentbox's containerd
 // engine would use; nil in Facts when neither containerd nor its socket is
@@ -29,7 +29,7 @@ type ContainerdFacts struct {
 }
 
 // gatherContainerd asks the daemon its version through ctr; the engine's
-// own version gate (engine/containerd.Gate) judges it. The containerd
+// own version gate (engine/containerd/ctrversion.Gate) judges it. The containerd
 // results never block: the engine is one a user chooses.
 func gatherContainerd(ctx context.Context, h Host, f *Facts) {
 	c := ContainerdFacts{Address: containerdSocket}
@@ -91,7 +91,7 @@ func checkContainerd(f *Facts) []Result {
 		return []Result{{ID: id, Status: Unknown, Detail: "containerd's socket " + c.Address + " is there, but its version could not be read: " + c.VersionErr, Fix: "apt-get install containerd (it ships ctr), then run doctor as root"}}
 	}
 	r := Result{ID: id, Status: Pass, Detail: fmt.Sprintf("containerd %s answers on %s", c.Version, c.Address)}
-	if err := containerd.Gate(c.Version); err != nil {
+	if err := ctrversion.Gate(c.Version); err != nil {
 		r.Status, r.Detail, r.Fix = Warn, r.Detail+": "+err.Error(), installCommand(f.OS, "containerd")
 		return []Result{r}
 	}

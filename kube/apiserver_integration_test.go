@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/kube"
 )
@@ -426,7 +427,7 @@ func auditCodes(t *testing.T, docs [][]byte, pod string) map[string]bool {
 	if err := os.WriteFile(path, bytes.Join(docs, []byte("---\n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := audit.LoadKube([]string{path}, audit.KubeOptions{})
+	cs, err := manifest.LoadKube([]string{path}, manifest.KubeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package kube renders a sandbox plan as Kubernetes objects: agentbox's
 // boundary in the form a cluster enforces it. It is pure: it reads nothing,
 // writes nothing and runs nothing; the launcher audits what it renders
-// (audit.LoadKube, the Pod Security evaluator) before writing it.
+// (audit/manifest.LoadKube, the Pod Security evaluator) before writing it.
 //
 // What is rendered, in apply order (one multi-document file, ManifestFile):
 //

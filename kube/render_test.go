@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/kube"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
@@ -278,11 +279,11 @@ func writeOutput(t *testing.T, out *kube.Output) string {
 // installer's containers with its acceptances, the others without them.
 func auditOutput(t *testing.T, dir string, out *kube.Output, extra []policy.Acceptance) (agent, installer audit.Report) {
 	t.Helper()
-	ko := audit.KubeOptions{}
+	ko := manifest.KubeOptions{}
 	if out.SeccompRoot != "" {
 		ko.SeccompRoot = filepath.Join(dir, out.SeccompRoot)
 	}
-	cs, err := audit.LoadKube([]string{dir}, ko)
+	cs, err := manifest.LoadKube([]string{dir}, ko)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func auditsClean(t *testing.T, out *kube.Output) {
 			t.Errorf("%s: seccomp %+v, want RuntimeDefault", c.Name, s)
 		}
 	}
-	cs, err := audit.LoadKube([]string{filepath.Join(dir, kube.ManifestFile)}, audit.KubeOptions{})
+	cs, err := manifest.LoadKube([]string{filepath.Join(dir, kube.ManifestFile)}, manifest.KubeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/engine"
-	"github.com/agentbox/agentbox/engine/containerd"
+	"github.com/agentbox/agentbox/engine/containerd/ctrversion"
 	"github.com/agentbox/agentbox/engine/userengine"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -20,9 +20,36 @@ const (
 	// line (engine.Runtime), the default.
 	EngineRuntime = policy.EngineRuntime
 	// EngineContainerd runs the sandbox as a task of a containerd daemon
-	// (package engine/containerd; docs/containerd.md).
+	// (package engine/containerd; docs/containerd.md). Only agentbox-ext
+	// links it (ProvideEngine); the launch binary hands such a run to it.
 	EngineContainerd = policy.EngineContainerd
 )
+
+// containerdRecordFile is engine/containerd's RecordFile, the file of a
+// run's bundle that says the run is on containerd (a test checks that the
+// two agree): the launch binary, which does not link that engine, reads
+// it to hand such a run's gc to agentbox-ext.
+const containerdRecordFile = "containerd.json"
+
+// EngineProvider is an engine the binary links beyond the runtime's
+// command line: Open is its Opener on the daemon at address ("" for its
+// default), Recorded the Opener of a run whose bundle records it (ok
+// false for a run of another engine).
+type EngineProvider struct {
+	Open     func(address string) engine.Opener
+	Recorded func(bundle string) (open engine.Opener, ok bool)
+}
+
+var providers = map[string]EngineProvider{}
+
+// ProvideEngine links the engine called name (agentbox-ext's containerd).
+// It is called from an init, before any launch.
+func ProvideEngine(name string, p EngineProvider) { providers[name] = p }
+
+// ErrEngineElsewhere is what OpenEngine and CollectGarbage answer for an
+// engine this binary does not link: the command is agentbox-ext's
+// (ExecHelper), whole.
+var ErrEngineElsewhere = errors.New("the engine is linked into agentbox-ext, not into this binary")
 
 // OpenEngine is the Opener of the engine called name ("" for
 // EngineRuntime); address is the containerd daemon's socket ("" for
@@ -35,7 +62,11 @@ func OpenEngine(name, address string) (engine.Opener, error) {
 		}
 		return engine.OpenRuntime, nil
 	case EngineContainerd:
-		return containerd.Opener(address), nil
+		p, ok := providers[name]
+		if !ok {
+			return nil, fmt.Errorf("--engine %s: %w", name, ErrEngineElsewhere)
+		}
+		return p.Open(address), nil
 	default:
 		return nil, WithKind(KindUsage, fmt.Errorf("--engine %q: unknown engine; use %s (the OCI runtime's command line, the default) or %s", name, EngineRuntime, EngineContainerd))
 	}
@@ -45,8 +76,10 @@ func OpenEngine(name, address string) (engine.Opener, error) {
 // containerd daemon its bundle records, for a run on containerd, else
 // open. A gc that was not told the engine still cleans each run on its own.
 func recordedEngine(rd *engine.RunDir, open engine.Opener) engine.Opener {
-	if o, ok := containerd.Recorded(rd.Bundle()); ok {
-		return o
+	if p, ok := providers[EngineContainerd]; ok {
+		if o, ok := p.Recorded(rd.Bundle()); ok {
+			return o
+		}
 	}
 	if e, ok := userengine.Recorded(rd.Bundle()); ok {
 		return func(engine.Runtime) engine.Engine { return e }
@@ -62,16 +95,23 @@ func recordedEngine(rd *engine.RunDir, open engine.Opener) engine.Opener {
 // the sandbox's spec and would report its pids, which the host's
 // verification then reads.
 func policyEngine(p policy.Policy, euid uint32) (engine.Opener, string, error) {
-	open, err := OpenEngine(p.Engine, p.Address)
-	if err != nil || p.Engine != EngineContainerd {
+	if p.Engine != EngineContainerd {
+		open, err := OpenEngine(p.Engine, p.Address)
 		return open, "runtime: the OCI runtime's command line, the default (containerd only when asked: --engine containerd, or engine: containerd in a policy file)", err
 	}
+	// The socket is judged first, in whichever binary plans the run: the
+	// launch binary refuses a socket others control before it hands the
+	// run to agentbox-ext (ErrEngineElsewhere), which judges it again.
 	addr := p.Address
 	if addr == "" {
-		addr = containerd.DefaultAddress
+		addr = ctrversion.DefaultAddress
 	}
 	if err := trustedSocket(addr, euid); err != nil {
 		return nil, "", WithKind(KindUsage, err)
+	}
+	open, err := OpenEngine(p.Engine, p.Address)
+	if err != nil {
+		return nil, "", err
 	}
 	return open, "containerd at " + addr + ": asked for by the policy (--engine, or engine: in a policy file)", nil
 }
@@ -112,5 +152,20 @@ func (pl *planned) openEngine() error {
 		return err
 	}
 	pl.l.cfg.Engine, pl.engineNote = open, note
+	return nil
+}
+
+// elsewhere reports a stale run that an engine this binary does not link
+// must take down: the gc is then agentbox-ext's, before anything is
+// cleaned.
+func elsewhere(stale []*engine.RunDir) error {
+	if _, ok := providers[EngineContainerd]; ok {
+		return nil
+	}
+	for _, rd := range stale {
+		if _, err := os.Lstat(filepath.Join(rd.Bundle(), containerdRecordFile)); err == nil {
+			return fmt.Errorf("run %s is on containerd: %w", rd.ID, ErrEngineElsewhere)
+		}
+	}
 	return nil
 }

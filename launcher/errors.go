@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/agentbox/agentbox/audit"
-	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -114,8 +113,7 @@ func KindOf(err error) Kind {
 		prefused  *policy.RefusedError
 		pin       *policy.InputError
 		ain       *audit.InputError
-		cin       *compose.InputError
-		conflict  *compose.ConflictError
+		usage     usageError
 		evidence  *ledger.EvidenceError
 	)
 	switch {
@@ -123,12 +121,20 @@ func KindOf(err error) Kind {
 		return KindHost
 	case errors.As(err, &e):
 		return e.Kind
-	case errors.As(err, &pin), errors.As(err, &ain), errors.As(err, &cin), errors.As(err, &conflict), errors.As(err, &evidence):
+	case errors.As(err, &pin), errors.As(err, &ain), errors.As(err, &evidence), errors.As(err, &usage) && usage.UsageError():
 		return KindUsage
 	case errors.As(err, &ref), errors.As(err, &prefused), errors.As(err, &untrusted), errors.As(err, &changed):
 		return KindRefused
 	}
 	return KindHost
+}
+
+// usageError is the bad input of a package the launcher does not link
+// (compose's InputError and ConflictError, which the launch binary
+// leaves to agentbox-ext): it says so itself.
+type usageError interface {
+	error
+	UsageError() bool
 }
 
 // ExitCode is the exit code of err: 0 for nil, else its kind's.

@@ -26,6 +26,9 @@ func CollectGarbage(ctx context.Context, d Dirs, open engine.Opener) ([]ledger.R
 	if err != nil {
 		return nil, err
 	}
+	if err := elsewhere(stale); err != nil {
+		return nil, err
+	}
 	var recs []ledger.Record
 	for _, rd := range stale {
 		recs = append(recs, cleanStale(ctx, d, open, rd))

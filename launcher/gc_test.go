@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/engine/containerd"
 )
 
 // A stale run whose workspace was deleted since is cleaned completely and
@@ -60,5 +61,13 @@ func TestGCCleansRunWhoseWorkspaceIsGone(t *testing.T) {
 	again, err := CollectGarbage(context.Background(), d, nil)
 	if err != nil || len(again) != 0 {
 		t.Errorf("second gc: %d record(s), %v; want none", len(again), err)
+	}
+}
+
+// The launch binary recognises a run on containerd by the file that
+// engine records in the bundle, without linking it.
+func TestContainerdRecordFileAgrees(t *testing.T) {
+	if containerdRecordFile != containerd.RecordFile {
+		t.Errorf("launcher looks for %s, engine/containerd records %s", containerdRecordFile, containerd.RecordFile)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build agentbox_ext
+
 package main
 
 import (
@@ -7,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/launcher"
 )
@@ -91,11 +94,9 @@ func auditOptions(s stdio, f auditFlags) (audit.Options, error) {
 }
 
 func loadOptions(s stdio, f auditFlags) audit.LoadOptions {
-	return audit.LoadOptions{
-		Kind: f.source, Engine: f.engine, Host: f.host, User: f.user, Account: audit.AccountOptions{InvokerHome: s.Getenv("HOME")},
-		Compose: audit.ComposeOptions{Env: os.Environ(), Profiles: f.profiles, WorkingDir: f.projectDir},
-		Kube:    audit.KubeOptions{PoliciesElsewhere: f.policiesElsewhere},
-	}
+	lo := audit.LoadOptions{Kind: f.source, Engine: f.engine, Host: f.host, User: f.user, Account: audit.AccountOptions{InvokerHome: s.Getenv("HOME")}}
+	return manifest.Loaders(lo, manifest.ComposeOptions{Env: os.Environ(), Profiles: f.profiles, WorkingDir: f.projectDir},
+		manifest.KubeOptions{PoliciesElsewhere: f.policiesElsewhere})
 }
 
 // finishAudit writes the report, appends the labbook record and returns 1

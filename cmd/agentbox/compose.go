@@ -1,3 +1,5 @@
+//go:build agentbox_ext
+
 package main
 
 import (
@@ -8,6 +10,7 @@ import (
 	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/compose/check"
 	"github.com/agentbox/agentbox/launcher"
+	"github.com/agentbox/agentbox/launcher/deploy"
 )
 
 func init() {
@@ -43,7 +46,7 @@ func runCompose(ctx context.Context, s stdio, args []string) int {
 	if err != nil {
 		return fail(s, "compose", err)
 	}
-	cfg := launcher.ComposeConfig{Cwd: cwd, Getenv: s.Getenv, Environ: os.Environ(), Args: args, Agent: f.agent, Image: f.image, Command: cmd, OutDir: f.out, Force: f.force, Check: f.check}
+	cfg := deploy.ComposeConfig{Cwd: cwd, Getenv: s.Getenv, Environ: os.Environ(), Args: args, Agent: f.agent, Image: f.image, Command: cmd, OutDir: f.out, Force: f.force, Check: f.check}
 	if cfg.Policy, cfg.Sources, err = f.policy.Inputs(cwd, s.Getenv); err != nil {
 		return fail(s, "compose", err)
 	}
@@ -54,8 +57,8 @@ func runCompose(ctx context.Context, s stdio, args []string) int {
 }
 
 // composeCheck audits existing compose files and prints each fix.
-func composeCheck(ctx context.Context, s stdio, cfg launcher.ComposeConfig) int {
-	res, err := launcher.ComposeCheck(ctx, cfg)
+func composeCheck(ctx context.Context, s stdio, cfg deploy.ComposeConfig) int {
+	res, err := deploy.ComposeCheck(ctx, cfg)
 	if err != nil {
 		return fail(s, "compose", err)
 	}
@@ -75,8 +78,8 @@ func composeCheck(ctx context.Context, s stdio, cfg launcher.ComposeConfig) int 
 }
 
 // composeWrite renders the project, audits it and writes it.
-func composeWrite(ctx context.Context, s stdio, cfg launcher.ComposeConfig, build bool) int {
-	res, err := launcher.Compose(ctx, cfg)
+func composeWrite(ctx context.Context, s stdio, cfg deploy.ComposeConfig, build bool) int {
+	res, err := deploy.Compose(ctx, cfg)
 	warnLedger(s, res.LedgerErr)
 	if launcher.KindOf(err) == launcher.KindRefused && res.Output != nil {
 		fmt.Fprintf(s.Err, "agentbox compose: the rendered project fails its own audit; nothing was written:\n")
@@ -92,7 +95,7 @@ func composeWrite(ctx context.Context, s stdio, cfg launcher.ComposeConfig, buil
 		return fail(s, "compose", err)
 	}
 	if build {
-		if err := launcher.BuildGateway(ctx, res, s.Err); err != nil {
+		if err := deploy.BuildGateway(ctx, res, s.Err); err != nil {
 			return fail(s, "compose", err)
 		}
 		fmt.Fprintf(s.Out, "built %s\n", res.Output.GatewayImage)

@@ -1,3 +1,5 @@
+//go:build agentbox_ext
+
 package main
 
 import (

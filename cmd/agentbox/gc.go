@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentbox/agentbox/launcher"
@@ -24,6 +25,9 @@ func runGC(ctx context.Context, s stdio, args []string) int {
 		return fail(s, "gc", hostErr(err))
 	}
 	recs, err := launcher.CollectGarbage(ctx, d, nil)
+	if errors.Is(err, launcher.ErrEngineElsewhere) {
+		return launcher.ExecHelper(append([]string{"gc"}, args...), s.In, s.Out, s.Err)
+	}
 	for _, r := range recs {
 		printGC(s, r, *asJSON)
 	}

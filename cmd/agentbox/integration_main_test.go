@@ -18,7 +18,8 @@ import (
 )
 
 // agentboxBin is the binary under test: $AGENTBOX_BIN when the caller built
-// it (the rootless suite does), else built once here. launchertestBin, the
+// it (the rootless suite does), else built once here, with agentbox-ext
+// beside it. launchertestBin, the
 // test-only launcher that pauses at a named step, sits beside it.
 var agentboxBin, launchertestBin string
 
@@ -67,8 +68,11 @@ func testMain(m *testing.M) (int, error) {
 		return 0, err
 	}
 	agentboxBin, launchertestBin = filepath.Join(dir, "agentbox"), filepath.Join(dir, "launchertest")
-	for out, pkg := range map[string]string{agentboxBin: ".", filepath.Join(dir, "agentbox-init"): "../agentbox-init", launchertestBin: "../../launcher/internal/launchertest"} {
-		build := exec.Command("go", "build", "-o", out, pkg)
+	for out, pkg := range map[string]string{
+		agentboxBin: ".", filepath.Join(dir, "agentbox-ext"): "-tags=agentbox_ext .", // the launch binary and its helper
+		filepath.Join(dir, "agentbox-init"): "../agentbox-init", launchertestBin: "../../launcher/internal/launchertest",
+	} {
+		build := exec.Command("go", append([]string{"build", "-o", out}, strings.Fields(pkg)...)...)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := build.CombinedOutput(); err != nil {
 			return 0, fmt.Errorf("build %s: %w\n%s", pkg, err, msg)

@@ -5,15 +5,17 @@
 // and spec; audit, compose, doctor, the ledger and the trust store for the
 // others), prints what comes back, and maps every error to the exit codes
 // of DESIGN.md §5 with one mapper, launcher.ExitCode. Each subcommand
-// lives in its own file and registers itself with register.
+// lives in its own file and registers itself with register; those that
+// only agentbox-ext links are executed there (launcher.ExecHelper; ext.go).
 package main
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/agentbox/agentbox/launcher"
 )
@@ -71,6 +73,9 @@ func dispatch(ctx context.Context, s stdio, args []string) int {
 		return exitOK
 	}
 	c, ok := commands[args[0]]
+	if _, elsewhere := launcher.HelperCommands[args[0]]; !ok && elsewhere {
+		return launcher.ExecHelper(args, s.In, s.Out, s.Err)
+	}
 	if !ok {
 		fmt.Fprintf(s.Err, "agentbox: unknown command %q; run 'agentbox help' for the list\n", args[0])
 		return exitUsage
@@ -82,14 +87,13 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: agentbox COMMAND [flags] [-- CMD [ARG...]]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	summaries := maps.Clone(launcher.HelperCommands) // listed here, run by agentbox-ext
+	for n, c := range commands {
+		summaries[n] = c.summary
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		if commands[n].summary != "" { // internal commands have none
-			fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, n := range slices.Sorted(maps.Keys(summaries)) {
+		if summaries[n] != "" { // internal commands have none
+			fmt.Fprintf(w, "  %-10s %s\n", n, summaries[n])
 		}
 	}
 }

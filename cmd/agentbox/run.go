@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -30,6 +31,9 @@ func runRun(ctx context.Context, s stdio, args []string) int {
 		return fail(s, "run", usagef("no command; give one after --, for example: agentbox run -- sh"))
 	}
 	cfg, err := f.config(s)
+	if errors.Is(err, launcher.ErrEngineElsewhere) {
+		return launcher.ExecHelper(append([]string{"run"}, args...), s.In, s.Out, s.Err)
+	}
 	if err != nil {
 		return fail(s, "run", err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -32,6 +33,9 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 		return exitUsage
 	}
 	cfg, err := f.config(s)
+	if errors.Is(err, launcher.ErrEngineElsewhere) {
+		return launcher.ExecHelper(append([]string{"selftest"}, args...), s.In, s.Out, s.Err)
+	}
 	if err != nil {
 		return fail(s, "selftest", err)
 	}

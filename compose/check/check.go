@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
@@ -107,8 +108,8 @@ func Prepare(ctx context.Context, plan *policy.Plan, opts compose.Options, homes
 	if _, err := compose.Write(staging, files, false); err != nil {
 		return nil, audit.Report{}, fmt.Errorf("stage the project for its audit: %w", err)
 	}
-	cs, err := audit.LoadCompose(ctx, []string{filepath.Join(staging, compose.ComposeFile)},
-		audit.ComposeOptions{WorkingDir: opts.OutDir, ProjectName: "agentbox"})
+	cs, err := manifest.LoadCompose(ctx, []string{filepath.Join(staging, compose.ComposeFile)},
+		manifest.ComposeOptions{WorkingDir: opts.OutDir, ProjectName: "agentbox"})
 	if err != nil {
 		return nil, audit.Report{}, fmt.Errorf("load the rendered project back: %w", err)
 	}
@@ -139,7 +140,7 @@ func relocate(r *audit.Report, from, to string) {
 // `docker compose -f a -f b` does) and audits it as Services does. env is
 // the environment for interpolation.
 func Files(ctx context.Context, files []string, env []string, o Options) (audit.Report, error) {
-	cs, err := audit.LoadCompose(ctx, files, audit.ComposeOptions{Env: env})
+	cs, err := manifest.LoadCompose(ctx, files, manifest.ComposeOptions{Env: env})
 	if err != nil {
 		return audit.Report{}, err
 	}

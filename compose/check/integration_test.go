@@ -77,18 +77,21 @@ func requireEngine(t *testing.T) *engineEnv {
 	return e
 }
 
-// agentboxBinary is $AGENTBOX_BIN, or agentbox built static for this test.
+// agentboxBinary is $AGENTBOX_BIN, or agentbox built static for this test,
+// with agentbox-ext (which runs compose and audit) beside it.
 func agentboxBinary(t *testing.T) string {
 	if bin := os.Getenv("AGENTBOX_BIN"); bin != "" {
 		return bin
 	}
-	bin := filepath.Join(t.TempDir(), "agentbox")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "../../cmd/agentbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build agentbox: %v\n%s", err, out)
+	dir := t.TempDir()
+	for _, b := range [][]string{{"-o", filepath.Join(dir, "agentbox")}, {"-tags", "agentbox_ext", "-o", filepath.Join(dir, "agentbox-ext")}} {
+		build := exec.Command("go", append(append([]string{"build", "-trimpath"}, b...), "../../cmd/agentbox")...)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", b[len(b)-1], err, out)
+		}
 	}
-	return bin
+	return filepath.Join(dir, "agentbox")
 }
 
 // agentbox runs the binary under test in the workspace with a private

@@ -18,11 +18,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/engine/containerd/ctrversion"
 	"github.com/agentbox/agentbox/policy"
 )
 
 // DefaultAddress is containerd's own socket, which --address overrides.
-const DefaultAddress = "/run/containerd/containerd.sock"
+const DefaultAddress = ctrversion.DefaultAddress
 
 // Namespace is agentbox's containerd namespace: its containers never mix
 // with Kubernetes' (k8s.io), Docker's (moby) or nerdctl's (default).
@@ -140,7 +141,7 @@ func dial(ctx context.Context, address string) (*containerd.Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("containerd at %s does not answer: %w: %s", address, err, fix)
 	}
-	if err := Gate(v.Version); err != nil {
+	if err := ctrversion.Gate(v.Version); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("containerd at %s: %w", address, err)
 	}

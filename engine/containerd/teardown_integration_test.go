@@ -12,6 +12,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/engine/containerd/ctrversion"
 	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/ledger"
 )
@@ -84,7 +85,7 @@ func TestDaemonVersionIsGated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Gate(v.Version); err != nil {
+	if err := ctrversion.Gate(v.Version); err != nil {
 		t.Errorf("the test daemon %s is refused: %v", v.Version, err)
 	}
 }

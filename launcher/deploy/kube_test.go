@@ -1,4 +1,4 @@
-package launcher
+package deploy
 
 import (
 	"bytes"
@@ -12,7 +12,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/kube"
+	. "github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -46,7 +48,7 @@ func TestKubeWritesAnAuditedManifest(t *testing.T) {
 		t.Fatalf("KubeMain: %v\n%s", err, errw.String())
 	}
 	p := filepath.Join(cfg.OutDir, kube.ManifestFile)
-	cs, err := audit.LoadKube([]string{p}, audit.KubeOptions{})
+	cs, err := manifest.LoadKube([]string{p}, manifest.KubeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	. "github.com/agentbox/agentbox/audit"
 )
 
 // inClusterRanges are the address ranges a pod network, a service network

@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/agentbox/agentbox/audit"
 )
 
 // compose50 writes a 50-service compose file mixing every construct the
@@ -44,23 +46,6 @@ func BenchmarkCompose50(b *testing.B) {
 		if r := Audit(cs, Options{}); len(r.Containers) != 50 {
 			b.Fatalf("audited %d services", len(r.Containers))
 		}
-	}
-}
-
-// BenchmarkEngineContainer is the time to audit a running container through
-// the Engine API (a local fake engine serving a captured inspect).
-func BenchmarkEngineContainer(b *testing.B) {
-	e, err := NewEngine("docker", fakeEngine(b, `"name=seccomp,profile=default"`, fixtureNetworks))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	for b.Loop() {
-		c, err := e.Container(ctx, "weak")
-		if err != nil {
-			b.Fatal(err)
-		}
-		Audit([]Container{c}, Options{})
 	}
 }
 

@@ -1,10 +1,18 @@
-package containerd
+// Package ctrversion reads and gates a containerd daemon's version: the
+// engine/containerd engine refuses a daemon older than MinVersion, and
+// doctor judges the daemon it finds with the same Gate, without linking
+// the containerd client (README, "Two binaries").
+package ctrversion
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 )
+
+// DefaultAddress is containerd's own socket, which --address overrides;
+// here so that the launch binary, which links no client, knows it too.
+const DefaultAddress = "/run/containerd/containerd.sock"
 
 // MinVersion is the oldest containerd the engine drives: 1.6 has every
 // call it makes (containers, tasks with the runc v2 shim and its options,

@@ -1,4 +1,4 @@
-package launcher
+package deploy
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/compose/check"
 	"github.com/agentbox/agentbox/host"
+	. "github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
@@ -186,10 +187,17 @@ func composeOutput(cfg ComposeConfig, o *compose.Options) error {
 	return err
 }
 
+// selfBinary is the program the gateway image runs as `agentbox gateway`:
+// the launch binary beside agentbox-ext, which runs compose, when it is
+// there, else the running program (a test's, or agentbox-ext, which has
+// every command too).
 func selfBinary() ([]byte, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the agentbox binary for the gateway image: %w", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "agentbox")); err == nil && filepath.Base(self) == HelperName {
+		return b, nil
 	}
 	return os.ReadFile(self)
 }

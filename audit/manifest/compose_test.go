@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	. "github.com/agentbox/agentbox/audit"
 )
 
 // composeCase is one compose input: files written to a temp dir ({{DIR}}

@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	. "github.com/agentbox/agentbox/audit"
 )
 
 // locator finds where a compose key is written. compose-go's project has no

@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 
+	. "github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 )
 

@@ -1,6 +1,6 @@
 //go:build integration
 
-package audit
+package manifest
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/testutil"
 )
 

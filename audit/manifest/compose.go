@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
+
+	. "github.com/agentbox/agentbox/audit"
 )
 
 // ComposeOptions says how to load a compose project, as `docker compose`

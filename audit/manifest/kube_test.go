@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	. "github.com/agentbox/agentbox/audit"
 )
 
 const kubeHardened = "testdata/kube/hardened.yaml"
@@ -55,7 +57,7 @@ func podYAML(t *testing.T, p corev1.Pod) string {
 
 func auditKube(t *testing.T, o Options, paths ...string) Report {
 	t.Helper()
-	cs, err := Load(t.Context(), paths, LoadOptions{})
+	cs, err := Load(t.Context(), paths, Loaders(LoadOptions{}, ComposeOptions{}, KubeOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +422,7 @@ func TestKubeFindingLines(t *testing.T) {
 // below KubeOptions.SeccompRoot. A profile allowing what agentbox denies
 // is weak; one the input does not have stays unknown.
 func TestKubeLocalhostSeccomp(t *testing.T) {
-	agentbox, err := os.ReadFile("../seccomp/profiles/agentbox-amd64.json")
+	agentbox, err := os.ReadFile("../../seccomp/profiles/agentbox-amd64.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package launcher
+package deploy
 
 import (
 	"context"
@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/manifest"
 	"github.com/agentbox/agentbox/compose"
 	"github.com/agentbox/agentbox/host"
 	"github.com/agentbox/agentbox/kube"
+	. "github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy"
 	"github.com/agentbox/agentbox/policy"
@@ -212,11 +214,11 @@ func writeKubeFiles(dir string, out *kube.Output) error {
 // profile installer's containers are audited with its own acceptances,
 // which cover nothing else.
 func auditKube(ctx context.Context, dir string, plan *policy.Plan, out *kube.Output) (audit.Report, error) {
-	ko := audit.KubeOptions{}
+	ko := manifest.KubeOptions{}
 	if out.SeccompRoot != "" {
 		ko.SeccompRoot = filepath.Join(dir, filepath.FromSlash(out.SeccompRoot))
 	}
-	cs, err := audit.Load(ctx, []string{dir}, audit.LoadOptions{Kind: audit.KindKube, Kube: ko})
+	cs, err := audit.Load(ctx, []string{dir}, manifest.Loaders(audit.LoadOptions{Kind: audit.KindKube}, manifest.ComposeOptions{}, ko))
 	if err != nil {
 		return audit.Report{}, fmt.Errorf("audit the rendered manifests: %w", err)
 	}

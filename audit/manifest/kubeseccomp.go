@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	. "github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/seccomp"
 )
 
@@ -101,7 +102,7 @@ func (in *kubeInput) localhostSeccomp(s *Seccomp, lp string, caps []string, ko K
 			s.Error = kp.err.Error()
 			return
 		}
-		s.Weak, s.WeakKnown = seccompWeak(kp.p)
+		s.Weak, s.WeakKnown = SeccompWeak(kp.p)
 		return
 	}
 	if ko.SeccompRoot == "" {
@@ -120,10 +121,10 @@ func (in *kubeInput) localhostSeccomp(s *Seccomp, lp string, caps []string, ko K
 		s.Error = fmt.Sprintf("%s is not a regular file", file)
 		return
 	}
-	p, err := loadSeccompFile(file, caps)
+	p, err := LoadSeccompFile(file, caps)
 	if err != nil {
 		s.Error = err.Error()
 		return
 	}
-	s.Weak, s.WeakKnown = seccompWeak(p)
+	s.Weak, s.WeakKnown = SeccompWeak(p)
 }

@@ -1,4 +1,4 @@
-package audit
+package manifest
 
 import (
 	"os"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"go.yaml.in/yaml/v3"
+
+	. "github.com/agentbox/agentbox/audit"
 )
 
 // composeKeys are the service keys whose lines findings point at.
@@ -50,20 +52,13 @@ func fromService(p *types.Project, s types.ServiceConfig, loc *locator) Containe
 	c.Mounts = composeMounts(p, s, loc)
 	c.Env = composeEnv(s, loc)
 	composeCaps(s, &c)
-	inspectSecurity(resolveSeccompPaths(s.SecurityOpt, p.WorkingDir), &c)
-	c.UserNS = usernsMode(s.UserNSMode)
-	c.fromLabels(s.Labels)
+	InspectSecurity(resolveSeccompPaths(s.SecurityOpt, p.WorkingDir), &c)
+	c.UserNS = UsernsMode(s.UserNSMode)
+	c.FromLabels(s.Labels)
 	composeLimits(s, &c)
 	composeDevices(s, &c)
 	composeNetworks(p, s, &c, 0)
 	return c
-}
-
-func orLocation(l, d Location) Location {
-	if l.Line > 0 {
-		return l
-	}
-	return d
 }
 
 func composeCaps(s types.ServiceConfig, c *Container) {
@@ -81,7 +76,7 @@ func composeCaps(s types.ServiceConfig, c *Container) {
 func resolveSeccompPaths(opts []string, wd string) []string {
 	out := make([]string, len(opts))
 	for i, o := range opts {
-		k, v := splitSecurityOpt(o)
+		k, v := SplitSecurityOpt(o)
 		if k == "seccomp" && v != "unconfined" && !strings.HasPrefix(strings.TrimSpace(v), "{") && !filepath.IsAbs(v) {
 			o = "seccomp=" + filepath.Join(wd, v)
 		}
@@ -148,7 +143,7 @@ func composeMounts(p *types.Project, s types.ServiceConfig, loc *locator) []Moun
 		l, _ := loc.key(s.Name, "volumes_from")
 		for _, m := range composeMounts(p, types.ServiceConfig{Name: peer.Name, ContainerSpec: types.ContainerSpec{Volumes: peer.Volumes}}, loc) {
 			m.ReadOnly = m.ReadOnly || mode == "ro"
-			m.Location = orLocation(l, m.Location)
+			m.Location = OrLocation(l, m.Location)
 			out = append(out, m)
 		}
 	}
