@@ -51,6 +51,25 @@ func ProvideEngine(name string, p EngineProvider) { providers[name] = p }
 // (ExecHelper), whole.
 var ErrEngineElsewhere = errors.New("the engine is linked into agentbox-ext, not into this binary")
 
+// EngineElsewhere reports, before anything of a launch is done, that the
+// merged policy of cfg (flags, and the policy files the launcher would
+// believe) names an engine this binary does not link: the command is then
+// agentbox-ext's, whole (ExecHelper). Any other problem of the policy is
+// left to the launch, which reports it in its place.
+func EngineElsewhere(cfg Config) error {
+	if cfg.Engine != nil {
+		return nil
+	}
+	p, _, err := LoadPolicy(cfg.Policy, cfg.Sources)
+	if err != nil || p.Engine != EngineContainerd {
+		return nil
+	}
+	if _, ok := providers[p.Engine]; ok {
+		return nil
+	}
+	return fmt.Errorf("engine %s: %w", p.Engine, ErrEngineElsewhere)
+}
+
 // OpenEngine is the Opener of the engine called name ("" for
 // EngineRuntime); address is the containerd daemon's socket ("" for
 // containerd's default), and only containerd takes one.

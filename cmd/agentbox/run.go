@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -31,7 +30,7 @@ func runRun(ctx context.Context, s stdio, args []string) int {
 		return fail(s, "run", usagef("no command; give one after --, for example: agentbox run -- sh"))
 	}
 	cfg, err := f.config(s)
-	if errors.Is(err, launcher.ErrEngineElsewhere) {
+	if err == nil && launcher.EngineElsewhere(cfg) != nil {
 		return launcher.ExecHelper(append([]string{"run"}, args...), s.In, s.Out, s.Err)
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -33,7 +32,7 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 		return exitUsage
 	}
 	cfg, err := f.config(s)
-	if errors.Is(err, launcher.ErrEngineElsewhere) {
+	if err == nil && launcher.EngineElsewhere(cfg) != nil {
 		return launcher.ExecHelper(append([]string{"selftest"}, args...), s.In, s.Out, s.Err)
 	}
 	if err != nil {
