@@ -27,6 +27,14 @@ go test -c -tags integration -o "$work/userns.test" ./userns
 go test -c -tags integration -o "$work/audit.test" ./audit
 chmod 755 "$work"/*
 
+# The agent CLIs of scripts/agents-install.sh, hard-linked (as root, on the
+# same filesystem) out of /var, which the planner refuses to bind, so that
+# the closure matrix and the escape self-test run them in place.
+agents_cache=/var/cache/agentbox-test/npm
+if [ -d "$agents_cache" ]; then
+	cp -al "$agents_cache" "$work/agents" 2>/dev/null || cp -a "$agents_cache" "$work/agents"
+fi
+
 home=$(getent passwd "$test_user" | cut -d: -f6)
 # The user's runtime directory (scripts/podman-setup.sh makes it, as logind
 # would): rootless Podman keeps its state and API socket there.
@@ -37,7 +45,7 @@ as_user() {
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME="$home" USER="$test_user" LANG=C.UTF-8 XDG_RUNTIME_DIR="$runtime_dir" \
 		AGENTBOX_BIN="$work/agentbox" AGENTBOX_TEST_STRICT="${AGENTBOX_TEST_STRICT:-}" \
-		AGENTBOX_LAB_AUDIT="${AGENTBOX_LAB_AUDIT:-}" "$@"
+		AGENTBOX_LAB_AUDIT="${AGENTBOX_LAB_AUDIT:-}" AGENTBOX_AGENTS_CACHE="$work/agents" "$@"
 }
 echo "test-rootless: cmd/agentbox as $test_user"
 as_user "$work/agentbox.test" -test.count=1 -test.timeout=10m -test.skip 'AsRoot$' ${TESTFLAGS:-}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,11 +94,7 @@ func copiedAgent(t *testing.T, pkg string) string {
 		testutil.Skip(t, pkg+" is not in "+agentsCache()+": run scripts/agents-install.sh as root")
 		return ""
 	}
-	dst := filepath.Join(shortTempDir(t, "abe-"), "install")
-	if out, err := exec.Command("cp", "-a", filepath.Dir(matches[0]), dst).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	return filepath.Join(dst, "bin")
+	return filepath.Join(copyTree(t, filepath.Dir(matches[0])), "bin")
 }
 
 // `agentbox selftest --agent` as an unprivileged user (scripts/

@@ -49,10 +49,9 @@ type npmLayout struct {
 }
 
 var (
-	layoutLocal = npmLayout{"local", func(string) string { return "proj/node_modules/.bin" }, func(string) string { return "proj/node_modules" }}
-	npmLayouts  = []npmLayout{
+	npmLayouts = []npmLayout{
 		{"prefix", func(string) string { return "bin" }, func(string) string { return "." }},
-		layoutLocal,
+		{"local", func(string) string { return "proj/node_modules/.bin" }, func(string) string { return "proj/node_modules" }},
 		{"nvm", func(v string) string { return "versions/node/" + v + "/bin" }, func(v string) string { return "versions/node/" + v }},
 		{"pnpm", func(string) string { return "proj/node_modules/.bin" }, func(string) string { return "proj/node_modules" }},
 	}
@@ -66,21 +65,15 @@ func agentsCache() string {
 	return "/var/cache/agentbox-test/npm"
 }
 
-// Every layout of both CLIs, as root (the rootless suite runs the local
-// layout: TestClosureLocalNodeModules).
-func TestClosureNpmLayoutsAsRoot(t *testing.T) {
-	testutil.RequireRoot(t)
+// Every layout of both CLIs, as root and as the rootless suite's user
+// (scripts/test-rootless.sh hands that user a hard-linked copy of the
+// cache, AGENTBOX_AGENTS_CACHE).
+func TestClosureNpmLayouts(t *testing.T) {
 	for _, cli := range []agentCLI{codexCLI, claudeCLI} {
 		for _, l := range npmLayouts {
 			t.Run(cli.name+"/"+l.name, func(t *testing.T) { runLayout(t, cli, l) })
 		}
 	}
-}
-
-// The case, as root and as the rootless suite's user: codex in a
-// project's node_modules/.bin, its platform package a sibling.
-func TestClosureLocalNodeModules(t *testing.T) {
-	runLayout(t, codexCLI, layoutLocal)
 }
 
 func runLayout(t *testing.T, cli agentCLI, l npmLayout) {
@@ -162,16 +155,21 @@ func TestClosureVenvOnPyenvAsRoot(t *testing.T) {
 	requireBind(t, rec, prefix)
 }
 
-// copyTree copies src into a fresh directory the sandbox's ids can search
-// and returns the copy: hard links where this user may make them (root),
-// else a full copy.
+// copyTree returns a copy of src in a directory the sandbox's ids can
+// search, outside the system directories the planner refuses to bind
+// (/var): hard links as root; as another user (fs.protected_hardlinks: no
+// links to root's files) src itself when it is already such a copy
+// (test-rootless.sh's, below /tmp), else a full copy.
 func copyTree(t *testing.T, src string) string {
 	t.Helper()
-	dst := filepath.Join(shortTempDir(t, "abt-cl-"), "install")
 	mode := "-al"
 	if os.Geteuid() != 0 {
-		mode = "-a" // fs.protected_hardlinks: no links to another user's files
+		if strings.HasPrefix(src, os.TempDir()+"/") {
+			return src
+		}
+		mode = "-a"
 	}
+	dst := filepath.Join(shortTempDir(t, "abt-cl-"), "install")
 	hostOutput(t, "cp", mode, src, dst)
 	return dst
 }
