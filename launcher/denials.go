@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/denials"
@@ -32,6 +33,11 @@ type denialLog struct {
 	llLog    denials.Log
 	gateway  []ledger.Denial
 	gwLayer  *ledger.DenialLayer
+	// agentOn is set once the agent has the sandbox: the gateway's
+	// refusals from then on are streamed (streamGateway), up to
+	// denials.DefaultMax of them, as the record lists them.
+	agentOn  atomic.Bool
+	streamed atomic.Int64
 }
 
 // startDenialLog is the step that turns the audited filter's logged
@@ -112,6 +118,7 @@ func (l *launch) evidenceDenial(d ledger.Denial) {
 // the agent's. pids name the process that will become the agent and the
 // sandbox's init, whose Landlock domains are the run's.
 func (d *denialLog) agentStarted(pids selftest.SandboxPIDs) {
+	d.agentOn.Store(true)
 	if d.listener != nil {
 		d.listener.AgentStarted()
 	}
@@ -193,6 +200,17 @@ func gatewayDenials(path string, agentStarted time.Time) ([]ledger.Denial, *ledg
 		layer.Detail = "the gateway's decision log: " + err.Error()
 	}
 	return out, layer
+}
+
+// streamGateway is the gateway's WithOnDeny: a refusal of the agent's
+// (the probes' are counted in the record, not streamed) goes on
+// --evidence as it happens, as the seccomp and Landlock ones do.
+func (d *denialLog) streamGateway(stream func(ledger.Denial)) func(netpolicy.Decision) {
+	return func(dec netpolicy.Decision) {
+		if d.agentOn.Load() && d.streamed.Add(1) <= int64(denials.DefaultMax) {
+			stream(gatewayDenial(dec))
+		}
+	}
 }
 
 // gatewayDenial is one deny line as a denial: what was asked and why not.

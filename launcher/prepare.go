@@ -158,7 +158,7 @@ func (p *prepared) startGateway() error {
 	if err != nil {
 		return err
 	}
-	gw, err := netpolicy.StartRun(p.runDir.Path, cfg)
+	gw, err := netpolicy.StartRun(p.runDir.Path, cfg, netpolicy.WithOnDeny(p.denials.streamGateway(p.l.evidenceDenial)))
 	if err != nil {
 		return fmt.Errorf("start the gateway: %w", err)
 	}

@@ -63,6 +63,7 @@ type options struct {
 	getenv    func(string) string
 	logw      io.Writer
 	hostAddrs func() ([]netip.Addr, error)
+	onDeny    func(Decision)
 }
 
 // WithResolver makes the gateway resolve names with r.
@@ -84,6 +85,11 @@ func WithHostAddrs(src func() ([]netip.Addr, error)) Option {
 
 // WithLogWriter sends the decision log to w instead of Config.LogFile.
 func WithLogWriter(w io.Writer) Option { return func(o *options) { o.logw = w } }
+
+// WithOnDeny calls f with each refusal as it is decided, before the
+// decision log collapses repeats: the launcher streams them as the run's
+// denials. f is called from the connection's goroutine and must not block.
+func WithOnDeny(f func(Decision)) Option { return func(o *options) { o.onDeny = f } }
 
 // New checks cfg, reads the real keys (from the environment or key files)
 // and opens the decision log. It does not listen; call Serve.
@@ -124,6 +130,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 	if err := g.openLog(cfg, o.logw); err != nil {
 		return nil, err
 	}
+	g.log.onDeny = o.onDeny
 	return g, nil
 }
 

@@ -70,6 +70,7 @@ type Stats struct {
 // identical denials within window into one aggregate line.
 type decisionLog struct {
 	runID    string
+	onDeny   func(Decision) // WithOnDeny's, or nil
 	allowed  atomic.Uint64
 	denied   atomic.Uint64
 	maxBytes int64
@@ -135,6 +136,9 @@ func (l *decisionLog) record(d Decision, start time.Time) {
 	d.Target = cut(d.Target, maxTargetLen)
 	if l.maxLine > 0 {
 		d.Reason = cut(d.Reason, l.maxLine) // longer would be cut when written; this bounds the repeat keys too
+	}
+	if d.Decision == Deny && l.onDeny != nil {
+		l.onDeny(d)
 	}
 	if l.w == nil {
 		return

@@ -172,3 +172,26 @@ func TestLogLineCut(t *testing.T) {
 		}
 	}
 }
+
+// TestOnDenySeesEveryRefusal: WithOnDeny's callback gets each refusal as
+// it is decided, the repeats the log collapses included, and no allow.
+func TestOnDenySeesEveryRefusal(t *testing.T) {
+	var buf syncBuffer
+	var got []Decision
+	g, err := New(Config{RunID: "run-x", Token: testToken, Limits: Limits{LogRepeatWindow: Duration(time.Minute)}},
+		WithLogWriter(&buf), WithOnDeny(func(d Decision) { got = append(got, d) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for range 3 {
+		g.log.record(Decision{Kind: "connect", Target: "evil.test:443", Reason: "not allowed"}, now)
+	}
+	g.log.record(Decision{Kind: "model", Target: "openai", Decision: Allow}, now)
+	if len(got) != 3 || got[0].Decision != Deny || got[0].Target != "evil.test:443" || got[0].RunID != "run-x" {
+		t.Errorf("onDeny saw %+v: want the 3 refusals, with their run id", got)
+	}
+	if lines := strings.Count(buf.String(), "\n"); lines != 2 {
+		t.Errorf("the log has %d lines, want the first refusal and the allow (repeats collapsed):\n%s", lines, buf.String())
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,6 +72,27 @@ var attempts = map[string]func() unix.Errno{
 		}
 		defer unix.Close(fd)
 		return errnoOf(unix.Connect(fd, &unix.SockaddrInet4{Port: 9, Addr: [4]byte{127, 0, 0, 1}}))
+	},
+	// The gateway's: a route it does not have, asked over the sandbox's
+	// one way out. EACCES stands for "refused" (a 4xx answer).
+	"gateway-refused": func() unix.Errno {
+		c, err := net.Dial("tcp", strings.TrimPrefix(os.Getenv("AGENTBOX_GATEWAY_URL"), "http://"))
+		if err != nil {
+			return errnoOf(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("GET /agentbox-no-such-route HTTP/1.0\r\nHost: gateway\r\n\r\n")); err != nil {
+			return errnoOf(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return unix.EIO
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+			return unix.EACCES
+		}
+		return 0
 	},
 	// Allowed by Landlock: the workspace is writable.
 	"workspace-write": func() unix.Errno {
@@ -176,6 +199,31 @@ func TestDenialLogOfAQuietRunIsEmpty(t *testing.T) {
 	}
 	if l := layer(t, rec, ledger.LayerLandlock); !l.Logged && l.Detail == "" {
 		t.Errorf("landlock layer %+v: not logged, without the reason", l)
+	}
+}
+
+// A request the gateway refuses, made by the agent, is in the record once
+// as layer gateway, naming what was asked, and streams on --evidence as it
+// happens, as the kernel layers' denials do.
+func TestDenialLogStreamsGatewayRefusals(t *testing.T) {
+	rec, stdout, streamed := runAttempts(t, "runc", []string{"gateway-refused", "getppid"})
+	if obs := observations(stdout); obs["gateway-refused"] != "EACCES" {
+		t.Fatalf("gateway-refused inside the sandbox: %q, want a 4xx answer (EACCES)\n%s", obs["gateway-refused"], stdout)
+	}
+	var got []ledger.Denial
+	for _, d := range rec.Denials {
+		if d.Layer == ledger.LayerGateway {
+			got = append(got, d)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Args, "/agentbox-no-such-route") {
+		t.Errorf("gateway denials %+v: want the one refused route", got)
+	}
+	if !slices.Equal(streamed, []string{ledger.LayerGateway}) {
+		t.Errorf("--evidence streamed %v, want the gateway's refusal once", streamed)
+	}
+	if l := layer(t, rec, ledger.LayerGateway); !l.Logged {
+		t.Errorf("gateway layer %+v: want logged", l)
 	}
 }
 
@@ -302,7 +350,11 @@ func runAttempts(t *testing.T, rt string, names []string) (ledger.Record, string
 			Denial ledger.Denial
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == "denial" {
-			streamed = append(streamed, ev.Denial.Syscall)
+			name := ev.Denial.Syscall
+			if name == "" {
+				name = ev.Denial.Layer // the gateway's name no syscall
+			}
+			streamed = append(streamed, name)
 		}
 	}
 	_, rec := evidenceLines(t, data)
