@@ -129,6 +129,35 @@ func TestClosureVenvOnPyenvAsRoot(t *testing.T) {
 	}
 	python := pythons[len(pythons)-1]
 	prefix := filepath.Dir(filepath.Dir(python))
+	runVenv(t, python, prefix, prefix)
+}
+
+// The same for any user, the rootless suite's included (root's pyenv is
+// unreadable to it, and its builds name /root in their library path): a
+// venv on an interpreter copied out of /usr into a prefix of the test's
+// own, as a user-installed Python is. Debian's python3 finds no standard
+// library beside the copy and takes /usr's, which the sandbox sees; the
+// venv and the copy's prefix are what the closure must bind.
+func TestClosureVenvOnRelocatedPython(t *testing.T) {
+	system, err := filepath.EvalSymlinks("/usr/bin/python3")
+	if err != nil {
+		testutil.Skip(t, "no /usr/bin/python3: "+err.Error())
+	}
+	prefix := filepath.Join(shortTempDir(t, "abt-py-"), "python")
+	if err := os.MkdirAll(filepath.Join(prefix, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	python := filepath.Join(prefix, "bin", "python3")
+	hostOutput(t, "cp", system, python)
+	runVenv(t, python, "/usr", prefix)
+}
+
+// runVenv makes a venv on python with a small CLI script in it, runs the
+// script through agentbox run, and checks that it ran on python (base is
+// its sys.base_prefix) and that the record lists read-only binds of the
+// venv and of prefix, the interpreter's install.
+func runVenv(t *testing.T, python, base, prefix string) {
+	t.Helper()
 	dir := shortTempDir(t, "abt-venv-")
 	venv := filepath.Join(dir, "venv")
 	hostOutput(t, python, "-m", "venv", "--without-pip", venv)
@@ -142,7 +171,7 @@ func TestClosureVenvOnPyenvAsRoot(t *testing.T) {
 	env[0] = "PATH=" + venv + "/bin:" + strings.TrimPrefix(env[0], "PATH=")
 	evidence := filepath.Join(t.TempDir(), "evidence.jsonl")
 	r := runIn(t, env, ws, "run", "--evidence", evidence, "--", "hello")
-	want := "hello from " + prefix + " in " + venv
+	want := "hello from " + base + " in " + venv
 	if r.code != 0 || !strings.Contains(r.stdout, want) {
 		t.Fatalf("exit %d, want %q on stdout:\n%s\nstderr:\n%s", r.code, want, r.stdout, r.stderr)
 	}
