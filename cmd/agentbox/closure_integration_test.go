@@ -48,14 +48,12 @@ type npmLayout struct {
 	bind func(nodeVersion string) string // the closure bind that must be there, relative to the copy
 }
 
-var (
-	npmLayouts = []npmLayout{
-		{"prefix", func(string) string { return "bin" }, func(string) string { return "." }},
-		{"local", func(string) string { return "proj/node_modules/.bin" }, func(string) string { return "proj/node_modules" }},
-		{"nvm", func(v string) string { return "versions/node/" + v + "/bin" }, func(v string) string { return "versions/node/" + v }},
-		{"pnpm", func(string) string { return "proj/node_modules/.bin" }, func(string) string { return "proj/node_modules" }},
-	}
-)
+var npmLayouts = []npmLayout{
+	{"prefix", func(string) string { return "bin" }, func(string) string { return "." }},
+	{"local", func(string) string { return "proj/node_modules/.bin" }, func(string) string { return "proj/node_modules" }},
+	{"nvm", func(v string) string { return "versions/node/" + v + "/bin" }, func(v string) string { return "versions/node/" + v }},
+	{"pnpm", func(string) string { return "proj/node_modules/.bin" }, func(string) string { return "proj/node_modules" }},
+}
 
 // agentsCache is where scripts/agents-install.sh keeps its installs.
 func agentsCache() string {
