@@ -66,7 +66,10 @@ func TestProtectWorkspaceAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
 	ws, cover := protectWorkspaceFixture(t)
 	p := &selftest.Protect{Workspace: ws, Binds: []selftest.ProtectBind{
-		{Path: "agentbox.yaml"}, {Path: ".git/hooks"}, {Path: ".git/config"}, {Path: ".agentbox"},
+		{Path: "agentbox.yaml"},
+		{Path: ".git/hooks"},
+		{Path: ".git/config"},
+		{Path: ".agentbox"},
 		{Path: "sock", Source: cover},
 	}}
 	err := inMountNS(t, func() error {

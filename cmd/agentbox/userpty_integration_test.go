@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -154,7 +155,8 @@ func TestIsolationUserTerminalAsRoot(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the launcher did not end after ^C:\n%s", p.text())
 	}
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 7 {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Errorf("launcher: %v, want exit 7 (the agent's trap on SIGINT)\n%s", err, p.text())
 	}
 	obs := observations(p.text())
