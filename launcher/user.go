@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -181,7 +183,16 @@ func (p *prepared) writeUserBundle() error {
 	if err := p.runDir.WriteMeta(p.meta); err != nil {
 		return err
 	}
-	return e.WriteBundle(p.runDir.Bundle(), p.spec, p.plan.Rootfs)
+	if err := e.WriteBundle(p.runDir.Bundle(), p.spec, p.plan.Rootfs); err != nil {
+		return err
+	}
+	if slices.ContainsFunc(p.plan.Mounts, func(m policy.Mount) bool { return m.Kind == policy.KindCover }) {
+		// The empty file agentbox-init binds over each workspace socket.
+		if err := os.WriteFile(filepath.Join(p.runDir.Bundle(), policy.CoverFile), nil, 0o444); err != nil {
+			return fmt.Errorf("socket cover: %w", err)
+		}
+	}
+	return nil
 }
 
 // plantFenceCanary adds a listener on ::1 to the one on 127.0.0.1: the
@@ -205,11 +216,39 @@ func (p *prepared) bridgeSocket() string {
 }
 
 // userInit adds what init needs for TargetUser: the seccomp filter its
-// children load, and the fence's listeners.
+// children load, the fence's listeners, and the read-only binds of the
+// workspace's protected paths and socket covers.
 func (p *prepared) userInit(ic *selftest.InitConfig) {
 	if p.user == nil {
 		return
 	}
 	ic.Agent.Seccomp = p.user.filter
 	ic.Targets.Fence = p.user.fence
+	if len(ic.Agent.Args) > 0 {
+		ic.Agent.Protect = userProtect(p.plan)
+	}
+}
+
+// userProtect is the plan's protected and cover mounts as the binds
+// agentbox-init makes (selftest.Protect); nil when there are none.
+func userProtect(plan *policy.Plan) *selftest.Protect {
+	var binds []selftest.ProtectBind
+	for _, m := range plan.Mounts {
+		if m.Kind != policy.KindProtected && m.Kind != policy.KindCover {
+			continue
+		}
+		rel, err := filepath.Rel(plan.Workspace, m.Destination)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+			continue // the plan makes these below the workspace only
+		}
+		b := selftest.ProtectBind{Path: filepath.ToSlash(rel)}
+		if m.Source != m.Destination {
+			b.Source = m.Source
+		}
+		binds = append(binds, b)
+	}
+	if len(binds) == 0 {
+		return nil
+	}
+	return &selftest.Protect{Workspace: plan.Workspace, Binds: binds}
 }

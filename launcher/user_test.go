@@ -6,8 +6,12 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
+
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/selftest"
 )
 
 func TestLockAccountRefusesASecondRun(t *testing.T) {
@@ -40,5 +44,28 @@ func TestFreeLoopbackPortIsFreeOnBothFamilies(t *testing.T) {
 			continue
 		}
 		l.Close()
+	}
+}
+
+// userProtect passes the plan's protected and cover mounts to init as
+// binds relative to the workspace, and nothing else.
+func TestUserProtectBinds(t *testing.T) {
+	plan := &policy.Plan{Workspace: "/srv/proj", Mounts: []policy.Mount{
+		{Kind: policy.KindWorkspace, Source: "/srv/proj", Destination: "/srv/proj"},
+		{Kind: policy.KindInstall, Source: "/usr", Destination: "/usr", ReadOnly: true},
+		{Kind: policy.KindProtected, Source: "/srv/proj/.git/hooks", Destination: "/srv/proj/.git/hooks", ReadOnly: true},
+		{Kind: policy.KindCover, Source: "/run/agentbox/runs/R/bundle/socket-cover", Destination: "/srv/proj/run/x.sock", ReadOnly: true},
+		{Kind: policy.KindProtected, Source: "/srv/other", Destination: "/srv/other", ReadOnly: true},
+	}}
+	got := userProtect(plan)
+	want := &selftest.Protect{Workspace: "/srv/proj", Binds: []selftest.ProtectBind{
+		{Path: ".git/hooks"},
+		{Path: "run/x.sock", Source: "/run/agentbox/runs/R/bundle/socket-cover"},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("userProtect = %+v, want %+v", got, want)
+	}
+	if p := userProtect(&policy.Plan{Workspace: "/srv/proj"}); p != nil {
+		t.Errorf("no protected mount: %+v, want nil", p)
 	}
 }

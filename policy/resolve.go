@@ -65,7 +65,7 @@ func Resolve(p Policy, argv []string, h Host, run Run) (*Plan, error) {
 		return nil, err
 	}
 	run.Target = run.Target.orDefault()
-	plan := &Plan{Hostname: Hostname, Terminal: h.Terminal && run.Target == TargetRuntime, Accepted: p.Accept, Target: run.Target}
+	plan := &Plan{Hostname: Hostname, Terminal: h.Terminal && (run.Target == TargetRuntime || run.Target == TargetUser), Accepted: p.Accept, Target: run.Target}
 	r := &resolver{p: p, h: h, run: run, bundle: run.Bundle, plan: plan}
 	steps := []struct {
 		name string
@@ -101,10 +101,11 @@ func Resolve(p Policy, argv []string, h Host, run Run) (*Plan, error) {
 	return r.plan, nil
 }
 
-// userSkips are the steps that make mounts, which a TargetUser plan has
-// none of: the agent sees the host's root (userResiduals says what that
-// gives up).
-var userSkips = map[string]bool{"rootfs": true, "protected paths": true, "workspace sockets": true}
+// userSkips are the steps that a TargetUser plan has no use for: the agent
+// sees the host's root (userResiduals says what that gives up). Its
+// protected paths and socket covers are planned as for a sandbox and bound
+// by agentbox-init in a mount namespace of the agent's own.
+var userSkips = map[string]bool{"rootfs": true}
 
 // resolver is one Resolve call: its inputs, and the plan its steps fill in
 // order.

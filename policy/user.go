@@ -108,13 +108,13 @@ func (r *resolver) userResiduals() {
 			"file permissions, Landlock, seccomp and the nftables fence on its uid stand in for them (the probes named here look for a namespace and say ALLOW); " +
 			"the probes run as the account under its seccomp filter but outside the agent's Landlock domain, so unix sockets the host listens on (abstract, or in the workspace) are reached by them, and by the agent where the kernel's Landlock ABI is below 6 (abstract) or 9 (pathname)",
 		Probes: append([]string(nil), UserSharedProbes...),
-	}, Residual{
-		Code:   "user-no-protected-paths",
-		Reason: "--isolation user mounts nothing, so the workspace's protected paths (.git/hooks, agentbox.yaml, …) are writable by the agent; the teardown report lists what it changed",
-	}, Residual{
-		Code:   "user-no-terminal",
-		Reason: "--isolation user gives the agent pipes, not a terminal of its own",
 	})
+	if !r.plan.Terminal {
+		r.plan.Residuals = append(r.plan.Residuals, Residual{
+			Code:   "user-no-terminal",
+			Reason: "stdin and stdout are not both a terminal, so --isolation user gives the agent pipes, not a pty of its own",
+		})
+	}
 }
 
 // userLandlock is the account's Landlock ruleset: the host's system
@@ -135,6 +135,9 @@ func (r *resolver) userLandlock() {
 		paths = append(paths, LandlockPath{Path: d, Optional: true})
 	}
 	for _, m := range p.Mounts {
+		if m.Kind == KindProtected || m.Kind == KindCover {
+			continue // inside the workspace, read-only by their binds
+		}
 		paths = append(paths, LandlockPath{Path: m.Destination, Write: !m.ReadOnly})
 	}
 	ll := &Landlock{Paths: dedupLandlock(paths)}

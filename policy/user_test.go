@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,7 +65,7 @@ func TestResolveUser(t *testing.T) {
 	}
 	for _, m := range plan.Mounts {
 		if m.Kind != KindWorkspace && m.Kind != KindInstall {
-			t.Errorf("a user plan mounts nothing, yet has %+v", m)
+			t.Errorf("a user plan without protected paths or sockets binds nothing more, yet has %+v", m)
 		}
 	}
 	if plan.Landlock == nil || !plan.Landlock.RestrictTCP || !cmp.Equal(plan.Landlock.ConnectTCP, []uint16{41234}) {
@@ -105,5 +106,47 @@ func TestValidateIsolation(t *testing.T) {
 	}
 	if TargetOf(Policy{Isolation: "user"}) != TargetUser || TargetOf(Policy{}) != TargetRuntime {
 		t.Error("TargetOf")
+	}
+}
+
+// TestResolveUserProtectsAndTerminal: a user plan binds the workspace's
+// protected paths and covers its sockets as a sandbox's does (agentbox-init
+// makes the binds), keeps them out of the Landlock ruleset, gives the agent
+// a terminal when the host has one, and records neither
+// user-no-protected-paths nor, with the terminal, user-no-terminal.
+func TestResolveUserProtectsAndTerminal(t *testing.T) {
+	f := newFakeFS()
+	f.dir("/srv/proj", 1000, 1000)
+	f.dir("/srv/proj/.git", 1000, 1000)
+	f.dir("/srv/proj/.git/hooks", 1000, 1000)
+	f.file("/srv/proj/agentbox.yaml", 0o644, 1000)
+	h := userHost(f)
+	h.Terminal = true
+	h.WorkspaceSockets = []string{"run/nvim.sock"}
+	plan, err := Resolve(Policy{Isolation: IsolationUser}, []string{"sh"}, h, userRun())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]MountKind{"/srv/proj/.git/hooks": KindProtected, "/srv/proj/agentbox.yaml": KindProtected, "/srv/proj/run/nvim.sock": KindCover}
+	for _, m := range plan.Mounts {
+		if k, ok := want[m.Destination]; ok && k == m.Kind && m.ReadOnly {
+			delete(want, m.Destination)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("binds missing from the plan: %v (mounts %+v)", want, plan.Mounts)
+	}
+	for _, p := range plan.Landlock.Paths {
+		if strings.HasPrefix(p.Path, "/srv/proj/") {
+			t.Errorf("landlock rule %+v inside the workspace", p)
+		}
+	}
+	if !plan.Terminal {
+		t.Error("no terminal for a host with one")
+	}
+	for _, r := range plan.Residuals {
+		if r.Code == "user-no-protected-paths" || r.Code == "user-no-terminal" {
+			t.Errorf("residual %s: %s", r.Code, r.Reason)
+		}
 	}
 }

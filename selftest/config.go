@@ -82,6 +82,30 @@ type Command struct {
 	// (--isolation user, where init runs on the host as root); nil loads
 	// none.
 	Seccomp []byte `json:"seccomp,omitempty"`
+	// Protect, when set, are read-only binds that the child starting the
+	// agent makes, as root, in a mount namespace of its own before it
+	// becomes User (--isolation user, where no runtime makes the plan's
+	// protected and cover mounts). The probes do not run in it. Nil binds
+	// nothing.
+	Protect *Protect `json:"protect,omitempty"`
+}
+
+// Protect are read-only binds inside a workspace.
+type Protect struct {
+	// Workspace is the absolute path every Bind's Path is below.
+	Workspace string `json:"workspace"`
+	// Binds are made in order.
+	Binds []ProtectBind `json:"binds"`
+}
+
+// ProtectBind is one read-only bind. Path is resolved below the workspace
+// without following any symlink; a path gone since the plan is skipped.
+type ProtectBind struct {
+	// Path is relative to the workspace, with slashes.
+	Path string `json:"path"`
+	// Source, absolute, is bound over Path (an empty file over a socket);
+	// empty binds Path over itself.
+	Source string `json:"source,omitempty"`
 }
 
 // Credential is a uid and a gid inside the sandbox. The process gets no

@@ -54,7 +54,7 @@ func initMain() int {
 	if err := runProbes(conn, cfg); err != nil {
 		return fail(selftest.ExitInitFailed, "probes", err)
 	}
-	agent, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0))
+	agent, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0), cfg.Agent.Protect)
 	if err != nil {
 		return fail(selftest.ExitInitFailed, "agent's starter", err)
 	}
@@ -177,7 +177,7 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 	}
 	defer outR.Close()
 	env := agentEnv(cfg)
-	s, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, env, [3]uintptr{inR.Fd(), outW.Fd(), 2}, false)
+	s, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, env, [3]uintptr{inR.Fd(), outW.Fd(), 2}, false, nil)
 	inR.Close()
 	outW.Close()
 	if err != nil {

@@ -36,6 +36,9 @@ type becomeRequest struct {
 	// Seccomp is the filter the child loads once it is User
 	// (selftest.Command.Seccomp).
 	Seccomp []byte `json:"seccomp,omitempty"`
+	// Protect are the read-only binds the child makes, as root and in its
+	// own mount namespace, before it becomes User (selftest.Command.Protect).
+	Protect *selftest.Protect `json:"protect,omitempty"`
 }
 
 // execRequest is the program the child executes: Args[0] is looked up in
@@ -67,8 +70,9 @@ type starter struct {
 // group of its own, in / (init's uid need not reach the workspace; the child
 // changes into the program's directory once it is the agent), and returns
 // once it has become u. With tty, fd 0 is the sandbox's terminal: the child
-// becomes its foreground group and its owner.
-func startAs(u *selftest.Credential, filter []byte, env []string, stdio [3]uintptr, tty bool) (*starter, error) {
+// becomes its foreground group and its owner. With protect, the child starts
+// in a mount namespace of its own and makes those binds first.
+func startAs(u *selftest.Credential, filter []byte, env []string, stdio [3]uintptr, tty bool, protect *selftest.Protect) (*starter, error) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -80,6 +84,9 @@ func startAs(u *selftest.Credential, filter []byte, env []string, stdio [3]uintp
 		return nil, err
 	}
 	sys := &syscall.SysProcAttr{Setpgid: true, Foreground: tty}
+	if protect != nil && len(protect.Binds) > 0 {
+		sys.Unshareflags = syscall.CLONE_NEWNS // and "/" made rprivate by Go
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"agentbox-init", "--exec-agent"}, &syscall.ProcAttr{
 		Dir: "/", Env: env, Files: []uintptr{stdio[0], stdio[1], stdio[2], reqR.Fd(), stW.Fd()}, Sys: sys,
 	})
@@ -92,7 +99,7 @@ func startAs(u *selftest.Credential, filter []byte, env []string, stdio [3]uintp
 	}
 	tree.add(pid)
 	s := &starter{pid: pid, req: reqW, status: json.NewDecoder(stR), close: func() { stR.Close() }}
-	if err := json.NewEncoder(reqW).Encode(becomeRequest{User: u, Terminal: tty, Seccomp: filter}); err != nil {
+	if err := json.NewEncoder(reqW).Encode(becomeRequest{User: u, Terminal: tty, Seccomp: filter, Protect: protect}); err != nil {
 		s.kill()
 		return nil, fmt.Errorf("tell the child who to become: %w", err)
 	}
@@ -155,6 +162,9 @@ func execAgentMain() int {
 	var who becomeRequest
 	if err := in.Decode(&who); err != nil {
 		return fail(selftest.ExitInitFailed, "read who to become: %v", err)
+	}
+	if err := protectWorkspace(who.Protect); err != nil {
+		return fail(selftest.ExitInitFailed, "%v", err)
 	}
 	if err := becomeAgent(who.User, who.Terminal); err != nil {
 		return fail(selftest.ExitInitFailed, "%v", err)

@@ -122,6 +122,7 @@ func (e *Engine) Create(ctx context.Context, _ string, bundle string, o engine.C
 }
 
 // start starts the first process inside the cgroup (CLONE_INTO_CGROUP).
+// With o.ConsoleSocket it runs on a fresh pty (pty.go) instead of o.Stdio.
 func (e *Engine) start(p *specs.Process, o engine.CreateOptions) (int, error) {
 	dir, err := os.Open(e.cg.dir)
 	if err != nil {
@@ -134,16 +135,31 @@ func (e *Engine) start(p *specs.Process, o engine.CreateOptions) (int, error) {
 	}
 	defer null.Close()
 	files := []*os.File{orNull(o.Stdio.In, null), orNull(o.Stdio.Out, null), orNull(o.Stdio.Err, null)}
+	sys := &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
+	var master *os.File
+	if o.ConsoleSocket != "" {
+		m, slave, err := openPty()
+		if err != nil {
+			return 0, err
+		}
+		defer slave.Close()
+		defer m.Close() // the launcher receives its own copy
+		master, files = m, []*os.File{slave, slave, slave}
+		sys.Setsid, sys.Setctty, sys.Ctty = true, true, 0
+	}
 	files = append(files, o.ExtraFiles...)
-	proc, err := os.StartProcess(p.Args[0], p.Args, &os.ProcAttr{
-		Dir: "/", Env: p.Env, Files: files,
-		Sys: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())},
-	})
+	proc, err := os.StartProcess(p.Args[0], p.Args, &os.ProcAttr{Dir: "/", Env: p.Env, Files: files, Sys: sys})
 	if err != nil {
 		return 0, fmt.Errorf("start %s in cgroup %s: %w", p.Args[0], e.cg.dir, err)
 	}
 	pid := proc.Pid
 	_ = proc.Release() // the launcher, its parent and subreaper, waits for it
+	if master != nil {
+		if err := sendConsole(o.ConsoleSocket, master); err != nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+			return pid, err
+		}
+	}
 	return pid, nil
 }
 
