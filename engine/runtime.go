@@ -141,7 +141,11 @@ func (r Runtime) launch(ctx context.Context, verb []string, id, bundle string, o
 		args = append(args, "--console-socket", o.ConsoleSocket)
 	}
 	if n := len(o.ExtraFiles); n > 0 {
-		args = append(args, "--preserve-fds", strconv.Itoa(n))
+		fds, err := r.passFiles(verb[0], n)
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, fds...)
 	}
 	compose := composition(bundle)
 	if compose != "" && r.UserNS == nil && r.Helper == "" {
