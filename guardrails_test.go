@@ -127,7 +127,7 @@ var layers = map[string]layer{
 	"launcher": {may: []string{
 		"agents", "apparmor", "audit", "denials", "doctor", "engine", "engine/advisory",
 		"engine/containerd/ctrversion", "engine/userengine", "account", "seccomp",
-		"host", "ledger", "netpolicy", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+		"host", "ledger", "netpolicy", "netpolicy/bridge", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	// agentbox compose and kube: the plan rendered for another
 	// orchestrator, audited before it is written (agentbox-ext only).

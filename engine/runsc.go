@@ -66,3 +66,18 @@ func (r Runtime) passFiles(verb string, n int) ([]string, error) {
 	}
 	return out, nil
 }
+
+// RunscFlags are the global flags of every runsc launch: the sandbox's own
+// network stack with loopback only (--network=none: no host interface is
+// scraped, no host network stack is used), and no host unix socket
+// reachable from the Sentry (--host-uds=none, runsc's default, said out
+// loud: the gateway comes through init's dialer instead).
+var RunscFlags = []string{"--network=none", "--host-uds=none"}
+
+// sandboxFlags are the runtime's global flags for a launch.
+func (r Runtime) sandboxFlags() []string {
+	if r.Name == "runsc" {
+		return RunscFlags
+	}
+	return nil
+}

@@ -136,7 +136,7 @@ func (r Runtime) Run(ctx context.Context, id, bundle string, o CreateOptions) (i
 func (r Runtime) launch(ctx context.Context, verb []string, id, bundle string, o CreateOptions) (int, error) {
 	pidFile := filepath.Join(bundle, "init.pid")
 	logFile := filepath.Join(bundle, "runtime.log")
-	args := append(append([]string{"--log", logFile, "--log-format", "json"}, verb...), "--bundle", bundle, "--pid-file", pidFile)
+	args := append(append(append([]string{"--log", logFile, "--log-format", "json"}, r.sandboxFlags()...), verb...), "--bundle", bundle, "--pid-file", pidFile)
 	if o.ConsoleSocket != "" {
 		args = append(args, "--console-socket", o.ConsoleSocket)
 	}

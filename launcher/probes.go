@@ -77,6 +77,7 @@ func ParseSelfTestFlags(allow, targets []string) (map[string]string, selftest.Ta
 // launcher's decision.
 func (p *prepared) configureInit() error {
 	p.initEnd.Close()
+	p.serveDialer()
 	cfg := p.l.cfg
 	t := cfg.Targets
 	c := p.canaries
@@ -84,6 +85,9 @@ func (p *prepared) configureInit() error {
 	var bridge *selftest.Bridge
 	if p.plan.GatewaySocket != "" {
 		bridge = &selftest.Bridge{Port: p.plan.GatewayLoopbackPort(), Socket: p.bridgeSocket()}
+		if p.dialer != nil {
+			bridge = &selftest.Bridge{Port: p.plan.GatewayLoopbackPort(), Dialer: true}
+		}
 		if t.Gateway == "" {
 			t.Gateway = "127.0.0.1:" + strconv.Itoa(p.plan.GatewayLoopbackPort())
 			t.GatewayHealth, t.GatewayRefuse = netpolicy.HealthPath, gatewayRefuseTarget

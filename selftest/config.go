@@ -289,5 +289,13 @@ func checkHostPort(a string) error {
 // Bridge is where init's in-sandbox end of the gateway listens and relays.
 type Bridge struct {
 	Port   int    `json:"port"`
-	Socket string `json:"socket"`
+	Socket string `json:"socket,omitempty"`
+	// Dialer says that init gets each gateway connection from the launcher
+	// over fd DialerFD (bridge.Dialer) instead of dialling Socket: under
+	// gVisor, whose Sentry refuses every host socket (runsc's default
+	// --host-uds=none), the gateway's included.
+	Dialer bool `json:"dialer,omitempty"`
 }
+
+// DialerFD is the fd of init's bridge dialer when Bridge.Dialer is set.
+const DialerFD = 4
