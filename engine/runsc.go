@@ -71,8 +71,11 @@ func (r Runtime) passFiles(verb string, n int) ([]string, error) {
 // network stack with loopback only (--network=none: no host interface is
 // scraped, no host network stack is used), and no host unix socket
 // reachable from the Sentry (--host-uds=none, runsc's default, said out
-// loud: the gateway comes through init's dialer instead).
-var RunscFlags = []string{"--network=none", "--host-uds=none"}
+// loud: the gateway comes through init's dialer instead), and the spec's
+// seccomp filter applied by the Sentry to the agent's system calls
+// (--oci-seccomp: runsc ignores it otherwise; the host kernel's filter on
+// the Sentry itself is gVisor's own).
+var RunscFlags = []string{"--network=none", "--host-uds=none", "--oci-seccomp"}
 
 // sandboxFlags are the runtime's global flags for a launch.
 func (r Runtime) sandboxFlags() []string {
