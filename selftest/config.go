@@ -37,6 +37,9 @@ type InitConfig struct {
 	// AllowEnv lists variable names that environment-is-clean accepts although
 	// they look like credentials (the gateway token). Nil accepts none.
 	AllowEnv []string `json:"allow_env,omitempty"`
+	// Kernel is the kernel the sandbox should find, with the host's facts
+	// to compare with (gvisor.go).
+	Kernel KernelPlan `json:"kernel"`
 	// AllowDevices lists device paths under /dev accepted beyond the default
 	// set (null, zero, full, random, urandom, tty, console, ptmx, pts/*).
 	AllowDevices []string `json:"allow_devices,omitempty"`
