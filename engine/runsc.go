@@ -47,7 +47,7 @@ func RunscRefusal(path, version string) error {
 	return fmt.Errorf("runsc %s at %s cannot run an agentbox sandbox: its `run` has no --%s, so agentbox-init cannot get its channel to the launcher as fd 3 "+
 		"(init takes its configuration, reports the self-test's probes and is told to start the agent over it). "+
 		"gVisor itself works on this host; agentbox refuses it rather than run an unverified sandbox. "+
-		"Use --runtime runc or --runtime crun, or a gVisor release whose `runsc help run` lists --%s", version, path, RunscFdFlag, RunscFdFlag)
+		"Use --runtime runc or --runtime crun, or a gVisor release whose `runsc help run` lists --%s (scripts/runsc-build.sh builds one)", version, path, RunscFdFlag, RunscFdFlag)
 }
 
 // passFiles are the flags that hand n extra files to the sandbox's first
