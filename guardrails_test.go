@@ -150,6 +150,9 @@ var layers = map[string]layer{
 	"tools/kube":           {},
 	"tools/kube/etcd":      {},
 	"tools/kube/schemagen": {},
+	// A module of its own that builds gVisor's runsc for the gVisor
+	// integration test (scripts/runsc-build.sh); it imports nothing of agentbox.
+	"tools/runsc": {},
 }
 
 // layer is one package's place in the pipeline.
