@@ -5,8 +5,9 @@
 //
 // agentbox's init (a static binary built with CGO_ENABLED=0) calls Listen
 // and Serve, so this package imports only the standard library's net, io,
-// sync, context and errors. The relay is io.Copy between *net.TCPConn and
-// *net.UnixConn, which Linux runs as splice(2) both ways.
+// sync, context and errors (and os and syscall for the Dialer, dialer.go).
+// The relay is io.Copy between *net.TCPConn and *net.UnixConn, which Linux
+// runs as splice(2) both ways.
 package bridge
 
 import (

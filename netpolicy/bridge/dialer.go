@@ -55,8 +55,11 @@ func (d *Dialer) Dial() (net.Conn, error) {
 	b := make([]byte, 1)
 	oob := make([]byte, syscall.CmsgSpace(4))
 	n, oobn, _, _, err := d.conn.ReadMsgUnix(b, oob)
-	if err != nil || n != 1 {
-		return nil, fmt.Errorf("bridge dialer: answer: %v (%d bytes)", err, n)
+	if err != nil {
+		return nil, fmt.Errorf("bridge dialer: answer: %w", err)
+	}
+	if n != 1 {
+		return nil, errors.New("bridge dialer: the launcher closed the dialer")
 	}
 	fds, err := rights(oob[:oobn])
 	if err != nil {
