@@ -254,3 +254,23 @@ func TestRunscThatRunAcceptsSaysSo(t *testing.T) {
 	}
 	t.Error("no runtime-runsc result")
 }
+
+// A runsc that run refuses is shown refused in every mode of the matrix,
+// never "launches".
+func TestRefusedRunscModesRefuse(t *testing.T) {
+	f := healthyFacts()
+	f.Runtimes = append(f.Runtimes, RuntimeFacts{Name: "runsc", Path: "/usr/bin/runsc", Version: "0.0", Refusal: "no --pass-fd"})
+	seen := 0
+	for _, m := range runtimeModes(f) {
+		if m.Runtime != "runsc" {
+			continue
+		}
+		seen++
+		if m.Holds || m.Refused == "" || !strings.Contains(m.Summary(), "refuses") {
+			t.Errorf("runsc %s: holds %v, summary %q", m.Mode, m.Holds, m.Summary())
+		}
+	}
+	if seen == 0 {
+		t.Error("no runsc mode")
+	}
+}
