@@ -8,7 +8,8 @@ import (
 // Under runsc the plan binds no gateway socket and covers no workspace
 // socket (the Sentry reaches no host socket; init's bridge gets the
 // gateway from the launcher), applies no Landlock (the Sentry has none)
-// and says both differences as residuals; on runc the same host gets all
+// and says these differences as residuals, and that the root-owned
+// workspace's ACL grant is not seen by the Sentry; on runc the same host gets all
 // three and the socket residual.
 func TestGvisorPlan(t *testing.T) {
 	plan := func(runtime string) *Plan {
@@ -44,7 +45,7 @@ func TestGvisorPlan(t *testing.T) {
 	if g.Landlock != nil {
 		t.Errorf("runsc: Landlock planned (%+v): the Sentry has none", g.Landlock)
 	}
-	if c := codes(g); !strings.Contains(c, "gvisor-landlock-absent") || !strings.Contains(c, "gvisor-sentry-cgroup-namespace") || strings.Contains(c, "workspace-socket-after-launch") {
+	if c := codes(g); !strings.Contains(c, "gvisor-landlock-absent") || !strings.Contains(c, "gvisor-sentry-cgroup-namespace") || !strings.Contains(c, "gvisor-workspace-grant") || strings.Contains(c, "workspace-socket-after-launch") {
 		t.Errorf("runsc residuals %q", c)
 	}
 	r := plan("runc")
