@@ -27,8 +27,9 @@ build: ## build bin/agentbox, bin/agentbox-ext and bin/agentbox-init (static, no
 	CGO_ENABLED=0 $(GO) build -trimpath $(EXT) -o $(BIN)/agentbox-ext ./cmd/agentbox
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/agentbox-init ./cmd/agentbox-init
 
-setup: ## install and start what the tests need: packages, test user, Docker, containerd, agent CLIs, a kube-apiserver (root; idempotent, cached)
+setup: ## install and start what the tests need: packages, test user, Docker, containerd, agent CLIs, a kube-apiserver, gVisor's runsc (root; idempotent, cached)
 	scripts/test-setup.sh
+	scripts/runsc-build.sh >/dev/null
 	scripts/containerd-up.sh
 	scripts/agents-install.sh
 	scripts/kube-up.sh

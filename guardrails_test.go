@@ -127,7 +127,7 @@ var layers = map[string]layer{
 	"launcher": {may: []string{
 		"agents", "apparmor", "audit", "denials", "doctor", "engine", "engine/advisory",
 		"engine/containerd/ctrversion", "engine/userengine", "account", "seccomp",
-		"host", "ledger", "netpolicy", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
+		"host", "ledger", "netpolicy", "netpolicy/bridge", "netpolicy/scripted", "policy", "seccomp/profiles", "selftest", "spec", "userns", "workspace",
 	}, exec: true},
 	// agentbox compose and kube: the plan rendered for another
 	// orchestrator, audited before it is written (agentbox-ext only).
@@ -150,6 +150,9 @@ var layers = map[string]layer{
 	"tools/kube":           {},
 	"tools/kube/etcd":      {},
 	"tools/kube/schemagen": {},
+	// A module of its own that builds gVisor's runsc for the gVisor
+	// integration test (scripts/runsc-build.sh); it imports nothing of agentbox.
+	"tools/runsc": {},
 }
 
 // layer is one package's place in the pipeline.

@@ -6,7 +6,8 @@ import (
 
 // checkRuntimes reports which runtimes are installed, which one a run
 // gets by default here and why, and, for a runtime `agentbox run`
-// refuses (runsc without --preserve-fds), the refusal: never a PASS.
+// refuses (runsc without --pass-fd), the refusal: never a PASS; for a
+// runsc it accepts, that it does and how.
 func checkRuntimes(f *Facts) []Result {
 	var out []Result
 	def := f.defaultRuntime()
@@ -15,7 +16,9 @@ func checkRuntimes(f *Facts) []Result {
 		if rt.Refusal != "" {
 			r.Status, r.Layer = Warn, ""
 			r.Detail += "; agentbox run --runtime " + rt.Name + " refuses it (exit code 4, the host cannot provide the boundary): " + rt.Refusal
-			r.Fix = "use the default runtime (" + def + "), or a gVisor release whose `runsc help run` lists --preserve-fds"
+			r.Fix = "use the default runtime (" + def + "), or a gVisor release whose `runsc help run` lists --pass-fd (scripts/runsc-build.sh builds one; pass it as --runtime PATH)"
+		} else if rt.Name == "runsc" {
+			r.Detail += "; agentbox run --runtime runsc accepts it: its run passes agentbox-init its channel (--pass-fd), and the self-test names and probes what gVisor's Sentry provides instead of the host kernel (docs/gvisor.md)"
 		}
 		out = append(out, r)
 	}

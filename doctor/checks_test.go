@@ -110,7 +110,10 @@ func TestChecks(t *testing.T) {
 		{"no runtime", func(f *Facts) { f.Runtimes = nil }, "runtime-default", Fail, "", "apt-get install runc"},
 		{"runsc that run refuses", func(f *Facts) {
 			f.Runtimes = append(f.Runtimes, RuntimeFacts{Name: "runsc", Path: "/usr/bin/runsc", Version: "0.0", Refusal: "runsc 0.0 at /usr/bin/runsc cannot run an agentbox sandbox"})
-		}, "runtime-runsc", Warn, "", "preserve-fds"},
+		}, "runtime-runsc", Warn, "", "pass-fd"},
+		{"runsc that run accepts", func(f *Facts) {
+			f.Runtimes = append(f.Runtimes, RuntimeFacts{Name: "runsc", Path: "/usr/local/bin/runsc", Version: "v0.0.0-20260905035102-160fafc42237"})
+		}, "runtime-runsc", Pass, "", ""},
 		{"self-test not wired", func(f *Facts) { f.SelfTest = SelfTestFacts{NotRun: "not wired"} }, "selftest", Unknown, "", "agentbox selftest"},
 		{"self-test sandbox failed", func(f *Facts) { f.SelfTest.Err = "runc create: permission denied" }, "selftest", Fail, "", "agentbox selftest"},
 		{"self-test probe failed", func(f *Facts) {
@@ -235,5 +238,39 @@ func TestDoctorReportsTheDefaultRuntimeAndWhy(t *testing.T) {
 		if !ok || r.Status != Pass || !strings.Contains(r.Detail, c.want) {
 			t.Errorf("crun's verdict %q: %+v, want PASS naming %q", c.verdict, r, c.want)
 		}
+	}
+}
+
+func TestRunscThatRunAcceptsSaysSo(t *testing.T) {
+	f := healthyFacts()
+	f.Runtimes = append(f.Runtimes, RuntimeFacts{Name: "runsc", Path: "/usr/local/bin/runsc", Version: "v0.0.0-20260905035102-160fafc42237"})
+	for _, r := range checkRuntimes(f) {
+		if r.ID == "runtime-runsc" {
+			if r.Status != Pass || !strings.Contains(r.Detail, "accepts it") || !strings.Contains(r.Detail, "--pass-fd") {
+				t.Errorf("runtime-runsc: %s %q, want PASS saying run accepts it and how", r.Status, r.Detail)
+			}
+			return
+		}
+	}
+	t.Error("no runtime-runsc result")
+}
+
+// A runsc that run refuses is shown refused in every mode of the matrix,
+// never "launches".
+func TestRefusedRunscModesRefuse(t *testing.T) {
+	f := healthyFacts()
+	f.Runtimes = append(f.Runtimes, RuntimeFacts{Name: "runsc", Path: "/usr/bin/runsc", Version: "0.0", Refusal: "no --pass-fd"})
+	seen := 0
+	for _, m := range runtimeModes(f) {
+		if m.Runtime != "runsc" {
+			continue
+		}
+		seen++
+		if m.Holds || m.Refused == "" || !strings.Contains(m.Summary(), "refuses") {
+			t.Errorf("runsc %s: holds %v, summary %q", m.Mode, m.Holds, m.Summary())
+		}
+	}
+	if seen == 0 {
+		t.Error("no runsc mode")
 	}
 }

@@ -25,6 +25,10 @@ type RuntimeMode struct {
 	Fixes    []string `json:"fixes,omitempty"`
 	// Residuals are the entries run reports as residual lines.
 	Residuals []string `json:"residuals,omitempty"`
+	// Refused is why run refuses the runtime in every mode, whatever the
+	// advisory table says (RuntimeFacts.Refusal: a runsc without
+	// --pass-fd); empty otherwise.
+	Refused string `json:"refused,omitempty"`
 }
 
 // runtimeModes is every installed runtime in every mode.
@@ -36,7 +40,11 @@ func runtimeModes(f *Facts) []RuntimeMode {
 	out := []RuntimeMode{}
 	for i, rt := range f.Runtimes {
 		for j, m := range runModes(f) {
-			out = append(out, runtimeMode(rt.Name, m, judged[i][j], rt.Name == verdictRuntime(f)))
+			rm := runtimeMode(rt.Name, m, judged[i][j], rt.Name == verdictRuntime(f))
+			if rt.Refusal != "" {
+				rm.Holds, rm.Refused = false, rt.Refusal
+			}
+			out = append(out, rm)
 		}
 	}
 	return out
@@ -59,6 +67,9 @@ func runtimeMode(name string, m advisory.Mode, fs []advisory.Finding, verdict bo
 // Summary says the mode's outcome in one line.
 func (rm RuntimeMode) Summary() string {
 	var s string
+	if rm.Refused != "" {
+		return "agentbox run refuses it (exit code 4): see runtime-" + rm.Runtime
+	}
 	if rm.Holds {
 		s = "agentbox run launches"
 	} else {

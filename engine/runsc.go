@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
 // RunscFdFlag is the flag of `runsc run` that passes extra files to the
-// sandbox's first process, as runc's and crun's --preserve-fds does.
-const RunscFdFlag = "preserve-fds"
+// sandbox's first process, as runc's and crun's --preserve-fds does:
+// --pass-fd=HOST:GUEST, once a file (gVisor since 2023; `create` has no
+// such flag, so agentbox runs runsc with `run --detach` only).
+const RunscFdFlag = "pass-fd"
 
 // RunscPassesFiles reports whether the text of `runsc help run` offers
 // RunscFdFlag. Debian 12's runsc (0.0~20221219) does not: its run and
@@ -44,5 +47,40 @@ func RunscRefusal(path, version string) error {
 	return fmt.Errorf("runsc %s at %s cannot run an agentbox sandbox: its `run` has no --%s, so agentbox-init cannot get its channel to the launcher as fd 3 "+
 		"(init takes its configuration, reports the self-test's probes and is told to start the agent over it). "+
 		"gVisor itself works on this host; agentbox refuses it rather than run an unverified sandbox. "+
-		"Use --runtime runc or --runtime crun, or a gVisor release whose `runsc help run` lists --%s", version, path, RunscFdFlag, RunscFdFlag)
+		"Use --runtime runc or --runtime crun, or a gVisor release whose `runsc help run` lists --%s (scripts/runsc-build.sh builds one)", version, path, RunscFdFlag, RunscFdFlag)
+}
+
+// passFiles are the flags that hand n extra files to the sandbox's first
+// process as fds 3, 4, …: runc's and crun's --preserve-fds N, runsc's
+// --pass-fd=K:K for each (on run only: its create passes no file).
+func (r Runtime) passFiles(verb string, n int) ([]string, error) {
+	if r.Name != "runsc" {
+		return []string{"--preserve-fds", strconv.Itoa(n)}, nil
+	}
+	if verb != "run" {
+		return nil, fmt.Errorf("runsc %s cannot pass files to the sandbox (only run has --%s)", verb, RunscFdFlag)
+	}
+	var out []string
+	for fd := 3; fd < 3+n; fd++ {
+		out = append(out, fmt.Sprintf("--%s=%d:%d", RunscFdFlag, fd, fd))
+	}
+	return out, nil
+}
+
+// RunscFlags are the global flags of every runsc launch: the sandbox's own
+// network stack with loopback only (--network=none: no host interface is
+// scraped, no host network stack is used), and no host unix socket
+// reachable from the Sentry (--host-uds=none, runsc's default, said out
+// loud: the gateway comes through init's dialer instead), and the spec's
+// seccomp filter applied by the Sentry to the agent's system calls
+// (--oci-seccomp: runsc ignores it otherwise; the host kernel's filter on
+// the Sentry itself is gVisor's own).
+var RunscFlags = []string{"--network=none", "--host-uds=none", "--oci-seccomp"}
+
+// sandboxFlags are the runtime's global flags for a launch.
+func (r Runtime) sandboxFlags() []string {
+	if r.Name == "runsc" {
+		return RunscFlags
+	}
+	return nil
 }

@@ -136,12 +136,16 @@ func (r Runtime) Run(ctx context.Context, id, bundle string, o CreateOptions) (i
 func (r Runtime) launch(ctx context.Context, verb []string, id, bundle string, o CreateOptions) (int, error) {
 	pidFile := filepath.Join(bundle, "init.pid")
 	logFile := filepath.Join(bundle, "runtime.log")
-	args := append(append([]string{"--log", logFile, "--log-format", "json"}, verb...), "--bundle", bundle, "--pid-file", pidFile)
+	args := append(append(append([]string{"--log", logFile, "--log-format", "json"}, r.sandboxFlags()...), verb...), "--bundle", bundle, "--pid-file", pidFile)
 	if o.ConsoleSocket != "" {
 		args = append(args, "--console-socket", o.ConsoleSocket)
 	}
 	if n := len(o.ExtraFiles); n > 0 {
-		args = append(args, "--preserve-fds", strconv.Itoa(n))
+		fds, err := r.passFiles(verb[0], n)
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, fds...)
 	}
 	compose := composition(bundle)
 	if compose != "" && r.UserNS == nil && r.Helper == "" {

@@ -43,7 +43,9 @@ type prepared struct {
 	// init's fd 3.
 	initCh  *selftest.Launcher
 	initEnd *os.File
-	sess    *engine.Session
+	// dialer is init's bridge dialer under gVisor (gvisor.go); nil else.
+	dialer *gvisorBridge
+	sess   *engine.Session
 	// user is what an --isolation user run holds (user.go).
 	user *userRun
 }
@@ -274,7 +276,7 @@ func (p *prepared) openInit() error {
 		return err
 	}
 	p.initCh, p.initEnd = lc, end
-	return nil
+	return p.openDialer()
 }
 
 func (p *prepared) create(ctx context.Context) error {
@@ -290,7 +292,7 @@ func (p *prepared) create(ctx context.Context) error {
 		Engine: p.eng, ID: p.run.ID, Bundle: p.runDir.Bundle(),
 		ConsoleSocket: p.runDir.File("console.sock"), Terminal: p.plan.Terminal,
 		In: in, Out: out, Err: errf, RawTerminal: cfg.RawTerminal,
-		ExtraFiles: []*os.File{p.initEnd},
+		ExtraFiles: p.extraFiles(),
 		Held:       true, // agentbox-init waits on its channel for the go
 	}
 	pid, err := p.sess.Create(ctx)

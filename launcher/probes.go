@@ -77,6 +77,7 @@ func ParseSelfTestFlags(allow, targets []string) (map[string]string, selftest.Ta
 // launcher's decision.
 func (p *prepared) configureInit() error {
 	p.initEnd.Close()
+	p.serveDialer()
 	cfg := p.l.cfg
 	t := cfg.Targets
 	c := p.canaries
@@ -84,6 +85,9 @@ func (p *prepared) configureInit() error {
 	var bridge *selftest.Bridge
 	if p.plan.GatewaySocket != "" {
 		bridge = &selftest.Bridge{Port: p.plan.GatewayLoopbackPort(), Socket: p.bridgeSocket()}
+		if p.dialer != nil {
+			bridge = &selftest.Bridge{Port: p.plan.GatewayLoopbackPort(), Dialer: true}
+		}
 		if t.Gateway == "" {
 			t.Gateway = "127.0.0.1:" + strconv.Itoa(p.plan.GatewayLoopbackPort())
 			t.GatewayHealth, t.GatewayRefuse = netpolicy.HealthPath, gatewayRefuseTarget
@@ -97,6 +101,7 @@ func (p *prepared) configureInit() error {
 		Landlock: landlockPlan(p.plan),
 		Bridge:   bridge,
 		AllowEnv: p.plan.Agent.TokenVars,
+		Kernel:   selftest.HostKernel(p.plan.Runtime.Name == "runsc"),
 		// init waits for the launcher's word even in a probe-only run, so
 		// that the host's verification sees the sandbox still alive.
 		WaitGo: true,
@@ -147,6 +152,9 @@ func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 	}
 	v := verified{results: results}
 	v.host = selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDs(), p.hostState())
+	if p.plan.Runtime.Name == "runsc" {
+		selftest.SentrySubstitute(v.results, v.host) // gvisor.go names each difference
+	}
 	v.verdict = selftest.Judge(v.all(), p.excuses())
 	p.noteSelfTest(len(v.verdict.Failed))
 	p.l.evidenceProbes(v.all())
@@ -177,6 +185,12 @@ func (p *prepared) excuses() selftest.Excuses {
 // that cannot be found stays 0, which makes the host checks UNKNOWN.
 func (p *prepared) sandboxPIDs() selftest.SandboxPIDs {
 	pids := selftest.SandboxPIDs{Init: p.sess.Pid()}
+	if p.plan.Runtime.Name == "runsc" {
+		// runsc's pid file names the sandbox process, the Sentry: the
+		// agent has no host process of its own.
+		pids.Sentry = true
+		return pids
+	}
 	if inside := p.initCh.AgentPID(); inside > 0 {
 		pids.Agent, _ = selftest.HostPID(p.eng.ProcRoot(), pids.Init, inside)
 	}

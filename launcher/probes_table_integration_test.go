@@ -99,6 +99,7 @@ var probeTable = map[string]probeRow{
 	"raw-socket-denied":            {site: siteKernel, how: "CAP_NET_RAW over the network namespace"},
 	"netlink-non-route-denied":     {site: siteKernel, how: "no seccomp filter (any user may open a netlink socket of any protocol)", observed: "opened"},
 	"chroot-denied":                {site: siteKernel, how: "CAP_SYS_CHROOT"},
+	"kernel-as-planned":            {site: siteBoundary, how: "init expects gVisor's Sentry; runc runs it on the host kernel", observed: "host-kernel"},
 	"capabilities-zero":            {site: siteKernel, how: "every capability in every set, kept by init's children (no switch to the agent's ids)"},
 	"seccomp-filter":               {site: siteKernel, how: "no seccomp filter"},
 	"no-new-privs":                 {site: siteKernel, how: "no_new_privs unset"},

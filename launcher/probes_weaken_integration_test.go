@@ -213,7 +213,8 @@ const leakVar = "AGENTBOX_PROBE_TEST_API_TOKEN"
 // variable let in, each accepted with a reason) and the spec (the host's
 // procfs bound in, a writable /usr, the workspace's sockets uncovered, a
 // network namespace whose lo is down, so that the positive control must
-// fail, and init running as the agent's uid).
+// fail, and init running as the agent's uid); init is told to expect
+// gVisor's Sentry, which runc does not provide.
 func boundarySandbox(t *testing.T) probeSandbox {
 	t.Helper()
 	t.Setenv(leakVar, "not-a-secret-"+randomHex(t)[:8])
@@ -225,8 +226,11 @@ func boundarySandbox(t *testing.T) probeSandbox {
 			"container-socket-mounted=the probe test binds a socket named docker.sock on purpose",
 			"secret-in-environment=the probe test lets a credential-shaped variable in on purpose",
 		},
-		weaken:     weakenAll(withHostProc, withWritableUsr, withoutSocketCovers, withNetns(netnsPath(newDownNet(t))), withInitAsAgent),
-		weakenInit: withoutUIDSwitch,
+		weaken: weakenAll(withHostProc, withWritableUsr, withoutSocketCovers, withNetns(netnsPath(newDownNet(t))), withInitAsAgent),
+		weakenInit: func(ic *selftest.InitConfig) {
+			withoutUIDSwitch(ic)
+			ic.Kernel.GVisor = true // gVisor's Sentry expected, the host kernel found
+		},
 	}
 }
 

@@ -230,6 +230,7 @@ func (l *launch) tearDown(p *prepared) tornDown {
 	if p.initCh != nil {
 		p.initCh.Close()
 	}
+	p.closeDialer()
 	// The agent's output is written out, and the terminal restored, before
 	// any line of agentbox's own.
 	if p.sess != nil {

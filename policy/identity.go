@@ -43,6 +43,9 @@ func (r *resolver) resolveIdentity() error {
 		}
 	default:
 		id.GrantWorkspace = true
+		if r.gvisor() {
+			r.residual("gvisor-workspace-grant", "the workspace is root's, and agentbox hands it to the agent with an ACL for the run, which gVisor's Sentry does not evaluate (it checks the mode bits): under gVisor the agent cannot write the workspace; give the workspace to the user the agent should run as (chown), or use runc or crun")
+		}
 	}
 	if err := r.checkSubIDs(id); err != nil {
 		return err

@@ -37,6 +37,12 @@ func (r *resolver) resolveLandlock() error {
 		r.userLandlock()
 		return nil
 	}
+	if r.gvisor() && !r.engine() {
+		r.residual("gvisor-landlock-absent", "Landlock does not exist in gVisor's Sentry, which serves the agent's system calls instead of the host kernel: no Landlock ruleset applies to the agent; "+
+			"the Sentry's own kernel confines it (its VFS over runsc's mounts, the spec's seccomp filter applied by the Sentry, the host seccomp filter on the Sentry process), and the probe kernel-as-planned shows the Sentry answering")
+		r.residual("gvisor-sentry-cgroup-namespace", "runsc's sandbox process, the Sentry, stays in the host's cgroup namespace; the agent sees only the Sentry's own cgroupfs. host-namespaces checks the Sentry's other namespaces")
+		return nil
+	}
 	if p.LSM.Kind != LSMNone || r.engine() {
 		return nil
 	}

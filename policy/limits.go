@@ -45,7 +45,11 @@ func (r *resolver) resolveLSM() error {
 		r.residual("apparmor-profile-not-loaded", "AppArmor is enabled but the profile "+AppArmorProfile+" is not loaded and an ordinary user cannot load it (as root: agentbox run once, or apparmor_parser -r the rendered profile); Landlock applies instead")
 	default:
 		r.plan.LSM = LSM{Kind: LSMNone}
-		r.residual("lsm-unavailable", "neither SELinux nor AppArmor is enabled on this host: the agent is confined with Landlock instead where the kernel has it (the run records the ABI)")
+		why := "the agent is confined with Landlock instead where the kernel has it (the run records the ABI)"
+		if r.gvisor() {
+			why = "under gVisor Landlock does not apply either (residual gvisor-landlock-absent): the Sentry's own kernel confines the agent"
+		}
+		r.residual("lsm-unavailable", "neither SELinux nor AppArmor is enabled on this host: "+why)
 	}
 	return nil
 }

@@ -360,9 +360,17 @@ func (r *resolver) resolveGateway() error {
 		r.plan.GatewayPort = r.run.GatewayPort // init relays it to the socket
 		return nil
 	}
+	if r.gvisor() {
+		return nil // its Sentry reaches no host socket: init's bridge gets each connection from the launcher
+	}
 	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.plan.GatewaySocket, Destination: GatewaySocket, ReadOnly: true})
 	return nil
 }
+
+// gvisor reports whether gVisor's runsc runs the sandbox: its Sentry, not
+// the host kernel, serves the agent's system calls, and with runsc's
+// default --host-uds=none it connects to no host unix socket.
+func (r *resolver) gvisor() bool { return r.plan.Runtime.Name == "runsc" }
 
 // engine reports whether a container engine or a cluster's kubelet, not
 // agentbox, runs the sandbox.

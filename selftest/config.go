@@ -37,6 +37,9 @@ type InitConfig struct {
 	// AllowEnv lists variable names that environment-is-clean accepts although
 	// they look like credentials (the gateway token). Nil accepts none.
 	AllowEnv []string `json:"allow_env,omitempty"`
+	// Kernel is the kernel the sandbox should find, with the host's facts
+	// to compare with (gvisor.go).
+	Kernel KernelPlan `json:"kernel"`
 	// AllowDevices lists device paths under /dev accepted beyond the default
 	// set (null, zero, full, random, urandom, tty, console, ptmx, pts/*).
 	AllowDevices []string `json:"allow_devices,omitempty"`
@@ -313,5 +316,13 @@ func checkHostPort(a string) error {
 // Bridge is where init's in-sandbox end of the gateway listens and relays.
 type Bridge struct {
 	Port   int    `json:"port"`
-	Socket string `json:"socket"`
+	Socket string `json:"socket,omitempty"`
+	// Dialer says that init gets each gateway connection from the launcher
+	// over fd DialerFD (bridge.Dialer) instead of dialling Socket: under
+	// gVisor, whose Sentry refuses every host socket (runsc's default
+	// --host-uds=none), the gateway's included.
+	Dialer bool `json:"dialer,omitempty"`
 }
+
+// DialerFD is the fd of init's bridge dialer when Bridge.Dialer is set.
+const DialerFD = 4

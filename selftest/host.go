@@ -101,6 +101,11 @@ type SandboxPIDs struct {
 	// the agent's ids, with the agent's capabilities (none), and waits for
 	// the launcher's go (Launcher.AgentPID, found with HostPID).
 	Agent int
+	// Sentry says that Init is gVisor's Sentry, in which init and the agent
+	// run as tasks of its own kernel: the host checks read the Sentry
+	// (Agent is then Init) and judge its capabilities as the Sentry's
+	// (gvisor.go).
+	Sentry bool
 }
 
 // VerifyHost checks the sandbox from the host, reading procRoot/<pid>: the
@@ -110,16 +115,23 @@ type SandboxPIDs struct {
 // are not the agent's. Each check is one Result, named "host-…", expecting
 // DENY; a pid it cannot read makes its checks UNKNOWN.
 func VerifyHost(procRoot string, p SandboxPIDs, host HostState) []Result {
+	if p.Sentry {
+		p.Agent = p.Init
+	}
 	agent := filepath.Join(procRoot, strconv.Itoa(p.Agent))
+	caps := func() outcome { return hostStatus(agent, decideCapabilities) }
+	if p.Sentry {
+		caps = func() outcome { return sentryCapabilities(sentryDir(procRoot, p.Init)) }
+	}
 	checks := []struct {
 		name string
 		run  func() outcome
 	}{
 		{"host-uid-map", func() outcome { return hostIDMap(agent) }},
-		{"host-capabilities", func() outcome { return hostStatus(agent, decideCapabilities) }},
+		{"host-capabilities", caps},
 		{"host-no-new-privs", func() outcome { return hostStatus(agent, decideNoNewPrivs) }},
 		{"host-seccomp", func() outcome { return hostStatus(agent, decideSeccomp) }},
-		{"host-namespaces", func() outcome { return hostNamespaces(procRoot, p.Agent, host) }},
+		{"host-namespaces", func() outcome { return hostNamespaces(procRoot, p.Agent, host, p.Sentry) }},
 		{"host-mounts", func() outcome { return hostMounts(agent, host) }},
 		{"host-init-uid-separate", func() outcome { return hostInitUID(procRoot, p) }},
 	}
@@ -228,10 +240,17 @@ func hostIDMap(dir string) outcome {
 	return outcome{target: p, decision: d, observed: o, detail: fmt.Sprintf("uid_map %v: %s", m, o)}
 }
 
-func hostNamespaces(procRoot string, pid int, host HostState) outcome {
+func hostNamespaces(procRoot string, pid int, host HostState, sentry bool) outcome {
 	ns, err := ReadNamespaces(procRoot, strconv.Itoa(pid))
 	if err != nil {
 		return outcome{target: "namespaces", decision: Unknown, observed: "ns-unreadable", detail: err.Error()}
+	}
+	if sentry && host.Namespaces != nil && ns["cgroup"] == host.Namespaces["cgroup"] {
+		// runsc keeps the Sentry in the host's cgroup namespace, and the
+		// plan says so (residual gvisor-sentry-cgroup-namespace): the
+		// agent's cgroupfs is the Sentry's. The others must differ.
+		d, o, detail := decideNamespaces(ns, withoutCgroup(host.Namespaces, ns["cgroup"]))
+		return outcome{target: "namespaces of gVisor's Sentry", decision: d, observed: o + "+sentry-host-cgroup", detail: detail + "; the cgroup namespace is the host's (gVisor's Sentry, a residual of the plan)"}
 	}
 	d, o, detail := decideNamespaces(ns, host.Namespaces)
 	return outcome{target: "namespaces", decision: d, observed: o, detail: detail}
@@ -348,4 +367,15 @@ func classifySource(src string, m Mount, host HostState) string {
 		return "writable-system-directory"
 	}
 	return ""
+}
+
+// withoutCgroup is host with a cgroup inode that cannot match the
+// sandbox's (which is sandboxCgroup).
+func withoutCgroup(host map[string]uint64, sandboxCgroup uint64) map[string]uint64 {
+	out := make(map[string]uint64, len(host))
+	for k, v := range host {
+		out[k] = v
+	}
+	out["cgroup"] = sandboxCgroup + 1
+	return out
 }

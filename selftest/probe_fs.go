@@ -138,10 +138,18 @@ var bootFacts = []string{"/proc/cmdline", "/proc/bootconfig", "/proc/config.gz"}
 // probeBootFacts reads one byte of each boot fact: a character device in its
 // place (the runtime's /dev/null mask), nothing to read, a refusal or no
 // such file is DENY; a byte read is ALLOW.
-func probeBootFacts(*Env) outcome {
+func probeBootFacts(e *Env) outcome {
 	var w worst
 	for _, p := range bootFacts {
 		d, o := readsAnything(p)
+		if k := e.Config.Kernel; k.GVisor && d == Allow && p == "/proc/cmdline" {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				d, o = Unknown, "unreadable"
+			} else {
+				d, o = decideSentryCmdline(k, b)
+			}
+		}
 		w.add(d, o, p+": "+o)
 	}
 	return w.outcome("host boot facts")
@@ -227,7 +235,11 @@ func allowedDevice(p string, mode uint32, rdev uint64, extra []string) bool {
 }
 
 func probeDevices(e *Env) outcome {
-	extra, err := devicesBeyond("/dev", unix.Lstat, e.Config.AllowDevices)
+	allow := e.Config.AllowDevices
+	if e.Config.Kernel.GVisor {
+		allow = append(slices.Clone(allow), SentryDevices...) // the Sentry's own devices
+	}
+	extra, err := devicesBeyond("/dev", unix.Lstat, allow)
 	if errors.Is(err, fs.ErrNotExist) {
 		return outcome{target: "/dev", decision: Deny, observed: "no-dev", detail: "/dev does not exist"}
 	}

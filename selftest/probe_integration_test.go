@@ -130,6 +130,7 @@ var mayBeAbsent = map[string][]string{
 func TestProbesAllowAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
 	w := plant(t)
+	w.cfg.Kernel = HostKernel(true) // gVisor's Sentry expected, the host kernel found
 	e := &Env{Config: &w.cfg, Proc: "/proc", Environ: w.environ}
 	err := Run(context.Background(), e, func(r Result) error {
 		if r.Decision == Allow {
@@ -168,6 +169,7 @@ func TestProbesDenyConfined(t *testing.T) {
 	// The loopback "outside" host would be the helper's own loopback; with
 	// no target the probes fall back to route lookups, which send nothing.
 	w.cfg.Targets.Internet, w.cfg.Targets.Metadata = nil, nil
+	w.cfg.Kernel = HostKernel(false) // the host kernel, as planned
 	cfg, _ := json.Marshal(w.cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = []string{helperEnv + "=confine", "PATH=/usr/bin:/bin", "DOCKER_HOST=" + w.environ[3][len("DOCKER_HOST="):]}

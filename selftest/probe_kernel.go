@@ -57,6 +57,10 @@ func kernelProbes() []Probe {
 			Summary: "mknod(2) of a block device in a temporary directory, removed at once",
 		},
 		sysProbe("chroot-denied", "/", "chroot(2) to the current root (a no-op)", func() error { return unix.Chroot("/") }),
+		{
+			Name: "kernel-as-planned", Group: GroupKernel, Expect: Deny, run: probeKernel,
+			Summary: "uname(2) and the Landlock ABI query name the kernel the plan chose: the host's, or gVisor's Sentry (see gvisor.go)",
+		},
 	}
 }
 

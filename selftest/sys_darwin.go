@@ -101,3 +101,7 @@ func shortSocketPath(p string) (string, func(), error) {
 func ParseMountinfo([]byte) ([]Mount, error) {
 	return nil, errors.New("mountinfo: /proc/PID/mountinfo is Linux's; darwin has none")
 }
+
+func unameRelease() string { return "" }
+
+func probeKernel(*Env) outcome { return notLinux("uname, landlock") }

@@ -3,6 +3,7 @@ package selftest
 import (
 	"errors"
 
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,4 +28,39 @@ func tryCreateIn(dir string) error {
 		return err
 	}
 	return createAndRemove(dir)
+}
+
+// unameRelease is this kernel's uname(2) release and version.
+func unameRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
+}
+
+// probeKernel asks uname(2) and the Landlock ABI (landlock_create_ruleset
+// with LANDLOCK_CREATE_RULESET_VERSION) of the kernel that serves it.
+func probeKernel(e *Env) outcome {
+	k := e.Config.Kernel
+	if k.HostRelease == "" {
+		return outcome{target: "uname, landlock", decision: Unknown, observed: "no-host-facts", detail: "the launcher gave no host kernel facts to compare with"}
+	}
+	llErr := ""
+	if _, err := llsys.LandlockGetABIVersion(); err != nil {
+		llErr = unix.ErrnoName(errnoOf(err))
+		if llErr == "" {
+			llErr = err.Error()
+		}
+	}
+	d, o, detail := decideKernel(k, unameRelease(), llErr)
+	return outcome{target: "uname, landlock", decision: d, observed: o, detail: detail}
+}
+
+func errnoOf(err error) unix.Errno {
+	var en unix.Errno
+	if errors.As(err, &en) {
+		return en
+	}
+	return 0
 }

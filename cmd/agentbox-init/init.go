@@ -247,7 +247,19 @@ func startBridge(c *selftest.Bridge) error {
 	if c == nil {
 		return nil
 	}
-	b, err := bridge.Listen(bridge.Config{Port: c.Port, Socket: c.Socket, Addrs: loopbackAddrs()})
+	bc := bridge.Config{Port: c.Port, Socket: c.Socket, Addrs: loopbackAddrs()}
+	if c.Dialer {
+		if _, err := unix.FcntlInt(uintptr(selftest.DialerFD), unix.F_GETFD, 0); err != nil {
+			return fmt.Errorf("bridge dialer fd %d: %w", selftest.DialerFD, err)
+		}
+		unix.CloseOnExec(selftest.DialerFD) // the agent never gets it
+		d, err := bridge.NewDialer(os.NewFile(uintptr(selftest.DialerFD), "bridge-dialer"))
+		if err != nil {
+			return err
+		}
+		bc.Dial = d.Dial
+	}
+	b, err := bridge.Listen(bc)
 	if err != nil {
 		return err
 	}

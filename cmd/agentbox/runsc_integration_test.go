@@ -15,17 +15,17 @@ import (
 
 // TestRunscRefusedWithItsReasonAsRoot runs `agentbox run --runtime runsc`
 // on the host's runsc. Debian 12's (0.0~20221219) cannot pass agentbox-init
-// its channel (no --preserve-fds), so agentbox refuses it before anything
-// is made: exit 4, the reason and the fix on stderr, no sandbox created, no
-// run directory left. A runsc that can pass files fails this test on
-// purpose: the gVisor-specific probe handling must then be written and
-// tested instead (issue 14).
+// its channel (no --pass-fd), so agentbox refuses it before anything is
+// made: exit 4, the reason and the fix on stderr, no sandbox created, no
+// run directory left. A runsc on PATH that can pass files fails this test:
+// it tests Debian's refusal; gvisor_integration_test.go runs a runsc that
+// agentbox accepts.
 func TestRunscRefusedWithItsReasonAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
 	runsc := testutil.RequireBinary(t, "runsc", "runsc")
 	help, _ := exec.Command(runsc, "help", "run").CombinedOutput()
 	if engine.RunscPassesFiles(string(help)) {
-		t.Fatalf("%s lists --%s: agentbox no longer refuses it, so the gVisor self-test (Landlock's absence, gVisor's seccomp and /proc) must be handled and tested here", runsc, engine.RunscFdFlag)
+		t.Fatalf("%s lists --%s: agentbox accepts it, so this test of Debian 12's refusal cannot run here (TestGvisorSelfTestAsRoot covers an accepted runsc)", runsc, engine.RunscFdFlag)
 	}
 	uid, gid := testUser(t)
 	ws := workspaceOwnedBy(t, uid, gid)
@@ -34,7 +34,7 @@ func TestRunscRefusedWithItsReasonAsRoot(t *testing.T) {
 	if r.code != 4 {
 		t.Fatalf("exit code %d, want 4 (the host cannot provide the boundary)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"runsc", "no --preserve-fds", "fd 3", "--runtime runc"} {
+	for _, want := range []string{"runsc", "no --pass-fd", "fd 3", "--runtime runc", "scripts/runsc-build.sh"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

@@ -5,8 +5,9 @@
 //
 // agentbox's init (a static binary built with CGO_ENABLED=0) calls Listen
 // and Serve, so this package imports only the standard library's net, io,
-// sync, context and errors. The relay is io.Copy between *net.TCPConn and
-// *net.UnixConn, which Linux runs as splice(2) both ways.
+// sync, context and errors (and os and syscall for the Dialer, dialer.go).
+// The relay is io.Copy between *net.TCPConn and *net.UnixConn, which Linux
+// runs as splice(2) both ways.
 package bridge
 
 import (
@@ -32,8 +33,12 @@ const DefaultMaxConns = 256
 type Config struct {
 	// Port is the loopback port agents connect to (required).
 	Port int
-	// Socket is the gateway's unix socket path inside the sandbox (required).
+	// Socket is the gateway's unix socket path inside the sandbox; required
+	// unless Dial is set.
 	Socket string
+	// Dial, when set, makes each gateway connection instead of dialling
+	// Socket (see Dialer).
+	Dial func() (net.Conn, error)
 	// Addrs are the IP addresses to listen on; nil means DefaultAddrs.
 	// Listen fails if any of them cannot be bound.
 	Addrs []string
@@ -45,6 +50,7 @@ type Config struct {
 // Bridge relays loopback connections to the gateway socket.
 type Bridge struct {
 	socket    string
+	dial      func() (net.Conn, error)
 	listeners []net.Listener
 	sem       chan struct{}
 	wg        sync.WaitGroup
@@ -57,7 +63,7 @@ type Bridge struct {
 // on the first address and uses the same port on the others. Listen does not
 // check that the socket exists yet: the gateway may start after the bridge.
 func Listen(cfg Config) (*Bridge, error) {
-	if cfg.Port < 0 || cfg.Port > 65535 || cfg.Socket == "" {
+	if cfg.Port < 0 || cfg.Port > 65535 || (cfg.Socket == "" && cfg.Dial == nil) {
 		return nil, fmt.Errorf("bridge: want a port (0-65535) and a socket path, got %d and %q", cfg.Port, cfg.Socket)
 	}
 	addrs := cfg.Addrs
@@ -68,7 +74,7 @@ func Listen(cfg Config) (*Bridge, error) {
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns
 	}
-	b := &Bridge{socket: cfg.Socket, sem: make(chan struct{}, maxConns), conns: map[net.Conn]struct{}{}}
+	b := &Bridge{socket: cfg.Socket, dial: cfg.Dial, sem: make(chan struct{}, maxConns), conns: map[net.Conn]struct{}{}}
 	port := cfg.Port
 	for _, a := range addrs {
 		if _, err := netip.ParseAddr(a); err != nil {
@@ -160,7 +166,11 @@ func (b *Bridge) acceptLoop(l net.Listener) error {
 
 func (b *Bridge) relay(c net.Conn) {
 	defer c.Close()
-	g, err := net.Dial("unix", b.socket)
+	dial := b.dial
+	if dial == nil {
+		dial = func() (net.Conn, error) { return net.Dial("unix", b.socket) }
+	}
+	g, err := dial()
 	if err != nil {
 		return // the agent sees the connection close; the gateway is down
 	}
