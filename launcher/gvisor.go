@@ -35,7 +35,7 @@ func (p *prepared) openDialer() error {
 	if !usesDialer(p.plan) {
 		return nil
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|socketCloexec, 0)
 	if err != nil {
 		return fmt.Errorf("bridge dialer: socketpair: %w", err)
 	}

@@ -15,3 +15,7 @@ func statTimes(st *syscall.Stat_t) (mtim, ctim syscall.Timespec) {
 func (p *prepared) plantWorkspaceSocket() error {
 	return errors.New("workspace socket canary: binding it through an fd of the workspace needs Linux's /proc/self/fd")
 }
+
+// socketCloexec is 0 on darwin, which has no SOCK_CLOEXEC; the one caller
+// (gVisor's bridge dialer) is never reached there, runsc being Linux's.
+const socketCloexec = 0
