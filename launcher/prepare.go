@@ -44,6 +44,8 @@ type prepared struct {
 	initCh  *selftest.Launcher
 	initEnd *os.File
 	sess    *engine.Session
+	// agent is the agent's starter: its pid inside and on the host.
+	agent struct{ inside, host int }
 	// user is what an --isolation user run holds (user.go).
 	user *userRun
 }
