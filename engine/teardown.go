@@ -46,8 +46,13 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	// rootless launcher, may not. The runtime then deletes its state.
 	ns, refused := sandboxNamespace(t.PidNS)
 	note(refused)
-	killNamespace(ns)
-	waitGone(ctx, ns, t.InitPid, 2*time.Second)
+	// A sandbox whose init has exited is already empty (the kernel ends a
+	// pid namespace's processes before its init's exit completes): then
+	// there is nothing to wait for before the runtime's delete, and the
+	// walk after it is the proof.
+	if killNamespace(ns) > 0 {
+		waitGone(ctx, ns, t.InitPid, 2*time.Second)
+	}
 	if r.Path != "" {
 		if err := r.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
 			_ = r.Kill(ctx, t.ID, syscall.SIGKILL, true)
@@ -100,24 +105,30 @@ func sandboxNamespace(ns uint64) (uint64, error) {
 	return ns, nil
 }
 
-// killNamespace sends SIGKILL to every process in pid namespace ns.
-func killNamespace(ns uint64) {
+// killNamespace sends SIGKILL to every process in pid namespace ns and
+// returns how many it found.
+func killNamespace(ns uint64) int {
 	if ns == 0 {
-		return
+		return 0
 	}
-	for _, pid := range PidsInNamespace(ns) {
+	pids := PidsInNamespace(ns)
+	for _, pid := range pids {
 		_ = unix.Kill(pid, unix.SIGKILL)
 	}
+	return len(pids)
 }
 
 // waitGone polls until no process is in pid namespace ns, or timeout, and
 // returns the survivors. It reaps init (a zombie stays in the namespace
 // until its parent, this launcher when it is the subreaper, collects it).
+// The polls start 1 ms apart and back off to 10 ms: killed processes are
+// usually gone within a millisecond or two.
 func waitGone(ctx context.Context, ns uint64, init int, timeout time.Duration) []int {
 	if ns == 0 {
 		return nil
 	}
 	deadline := time.Now().Add(timeout)
+	pause := time.Millisecond
 	for {
 		if init > 0 {
 			var ws unix.WaitStatus
@@ -127,7 +138,8 @@ func waitGone(ctx context.Context, ns uint64, init int, timeout time.Duration) [
 		if len(pids) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			return pids
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(pause)
+		pause = min(2*pause, 10*time.Millisecond)
 	}
 }
 

@@ -46,6 +46,8 @@ type prepared struct {
 	// dialer is init's bridge dialer under gVisor (gvisor.go); nil else.
 	dialer *gvisorBridge
 	sess   *engine.Session
+	// agent is the agent's starter: its pid inside and on the host.
+	agent struct{ inside, host int }
 	// user is what an --isolation user run holds (user.go).
 	user *userRun
 }

@@ -182,7 +182,8 @@ func (p *prepared) excuses() selftest.Excuses {
 
 // sandboxPIDs are init's host pid and that of its child that will become
 // the agent (init names it by its pid inside the sandbox); an agent pid
-// that cannot be found stays 0, which makes the host checks UNKNOWN.
+// that cannot be found stays 0, which makes the host checks UNKNOWN. The
+// pid found is kept for the hand-over, which names the same process.
 func (p *prepared) sandboxPIDs() selftest.SandboxPIDs {
 	pids := selftest.SandboxPIDs{Init: p.sess.Pid()}
 	if p.plan.Runtime.Name == "runsc" {
@@ -192,7 +193,11 @@ func (p *prepared) sandboxPIDs() selftest.SandboxPIDs {
 		return pids
 	}
 	if inside := p.initCh.AgentPID(); inside > 0 {
-		pids.Agent, _ = selftest.HostPID(p.eng.ProcRoot(), pids.Init, inside)
+		if p.agent.inside != inside || p.agent.host == 0 {
+			host, _ := agentHostPID(p.eng.ProcRoot(), pids.Init, inside)
+			p.agent.inside, p.agent.host = inside, host
+		}
+		pids.Agent = p.agent.host
 	}
 	return pids
 }

@@ -51,13 +51,27 @@ func initMain() int {
 	if err := startBridge(cfg.Bridge); err != nil {
 		return fail(selftest.ExitInitFailed, "gateway bridge", err)
 	}
+	// The agent's starter becomes the agent while the probes run: both are
+	// children started the same way, neither sees the other's fds, and the
+	// launcher verifies the starter from the host only after the probes, as
+	// before. Its start (a process, the agent's ids, the seccomp filter) is
+	// then off the launch's critical path.
+	starting := make(chan startResult, 1)
+	go func() {
+		s, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0), cfg.Agent.Protect)
+		starting <- startResult{s, err}
+	}()
 	if err := runProbes(conn, cfg); err != nil {
+		if r := <-starting; r.s != nil {
+			r.s.kill()
+		}
 		return fail(selftest.ExitInitFailed, "probes", err)
 	}
-	agent, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0), cfg.Agent.Protect)
-	if err != nil {
-		return fail(selftest.ExitInitFailed, "agent's starter", err)
+	r := <-starting
+	if r.err != nil {
+		return fail(selftest.ExitInitFailed, "agent's starter", r.err)
 	}
+	agent := r.s
 	if err := conn.Send(selftest.Message{Type: selftest.MsgProbesDone, PID: agent.pid}); err != nil {
 		agent.kill()
 		return fail(selftest.ExitInitFailed, "probes", err)
@@ -88,6 +102,12 @@ func initMain() int {
 	code = sup.supervise(agent.pid)
 	_ = conn.Send(selftest.Message{Type: selftest.MsgExit, Code: &code})
 	return code
+}
+
+// startResult is a starter started in the background, or why it was not.
+type startResult struct {
+	s   *starter
+	err error
 }
 
 // agentEnv is the environment the probes judge and the agent gets: the
