@@ -27,6 +27,7 @@ func Checks() []Check {
 		{"landlock", checkLandlock},
 		{"mac", checkMAC},
 		{"cgroup", checkCgroup},
+		{"run-root", checkRunRoot},
 		{"runtimes", checkRuntimes},
 		{"runtime-cves", checkRuntimeCVEs},
 		{"container", checkContainer},

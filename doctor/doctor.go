@@ -18,6 +18,9 @@ type Options struct {
 	// Verdicts are the launcher's self-test verdicts per runtime binary,
 	// by which the default runtime is chosen; nil: none known.
 	Verdicts Verdicts
+	// RunRoot is the run root `agentbox run` would use
+	// (launcher.DoctorRunRoot); "" leaves the run-root check UNKNOWN.
+	RunRoot string
 }
 
 // Run gathers the host's facts, runs the self-test and evaluates every
@@ -28,6 +31,7 @@ func Run(ctx context.Context, o Options) Report {
 		h = Live()
 	}
 	f := Gather(ctx, h)
+	f.RunRoot = gatherRunRoot(h, o.RunRoot)
 	f.Default = chooseDefault(f, o.Verdicts)
 	runSelfTest(ctx, o.SelfTest, f)
 	if o.Verdicts != nil {

@@ -111,6 +111,7 @@ func runFixture(t *testing.T, name string) Report {
 	t.Helper()
 	h, fx := loadFixture(t, name)
 	f := Gather(context.Background(), h)
+	f.RunRoot = gatherRunRoot(h, fx.RunRoot)
 	runSelfTest(context.Background(), fx.selfTest(), f)
 	return Evaluate(f)
 }

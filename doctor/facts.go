@@ -34,6 +34,9 @@ type Facts struct {
 	Containerd *ContainerdFacts `json:"containerd,omitempty"`
 	Agents     []AgentFacts     `json:"agents"`
 	SelfTest   SelfTestFacts    `json:"selftest"`
+	// RunRoot is the run root's filesystem (Run fills it from
+	// Options.RunRoot; Gather cannot know the path).
+	RunRoot RunRootFacts `json:"run_root"`
 }
 
 // UserFacts is the invoking user.

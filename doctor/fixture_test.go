@@ -31,6 +31,10 @@ type fixtureHost struct {
 	LandlockErr string                 `json:"landlock_err"`
 	UserNSErr   string                 `json:"userns_err"`
 	SelfTest    *fixtureSelfTest       `json:"selftest"`
+	// RunRoot is the run root doctor is given; statfs maps a path to its
+	// filesystem type (a path not listed does not exist).
+	RunRoot string           `json:"run_root"`
+	FSTypes map[string]int64 `json:"statfs"`
 
 	root string
 }
@@ -145,3 +149,10 @@ func (fx *fixtureHost) Writable(dir string) bool {
 }
 
 func (fx *fixtureHost) Getenv(name string) string { return fx.Env[name] }
+
+func (fx *fixtureHost) Statfs(p string) (int64, error) {
+	if t, ok := fx.FSTypes[p]; ok {
+		return t, nil
+	}
+	return 0, &fs.PathError{Op: "statfs", Path: p, Err: fs.ErrNotExist}
+}

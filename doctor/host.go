@@ -44,6 +44,9 @@ type System interface {
 	// Writable reports whether the invoking user may create entries in
 	// the absolute host directory dir.
 	Writable(dir string) bool
+	// Statfs returns statfs(2)'s f_type for the absolute host path p
+	// (an error wrapping fs.ErrNotExist when p does not exist).
+	Statfs(p string) (int64, error)
 }
 
 // FileInfo is what doctor needs of a file: its type and permission bits

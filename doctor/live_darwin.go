@@ -12,3 +12,8 @@ func (liveSystem) LandlockABI() (int, error) { return 0, nil }
 func (liveSystem) NewUserNamespace(context.Context) error {
 	return errors.Join(errProbeNotRun, errors.New("darwin has no user namespaces; agentbox runs the agent as a dedicated account there (--isolation user)"))
 }
+
+// Statfs is not judged on darwin: its f_type numbers are not Linux's.
+func (liveSystem) Statfs(string) (int64, error) {
+	return 0, errors.New("statfs types are not judged on darwin")
+}

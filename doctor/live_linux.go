@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 
@@ -37,4 +38,13 @@ func (liveSystem) NewUserNamespace(ctx context.Context) error {
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
 	return cmd.Run()
+}
+
+// Statfs asks the kernel for the filesystem type under p.
+func (liveSystem) Statfs(p string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: p, Err: err}
+	}
+	return int64(st.Type), nil
 }

@@ -61,3 +61,8 @@ func DoctorVerdicts(getenv func(string) string) doctor.Verdicts {
 		return "", ""
 	}
 }
+
+// DoctorRunRoot is the run root `agentbox run` would use with getenv's
+// environment (doctor.Options.RunRoot), whether or not it exists or
+// passes FindDirs' checks: doctor reports the filesystem it is on.
+func DoctorRunRoot(getenv func(string) string) string { return runRoot(getenv, os.Geteuid()) }

@@ -33,7 +33,7 @@ func runDoctor(ctx context.Context, s stdio, args []string) int {
 		return exitUsage
 	}
 	start := time.Now().UTC()
-	rep := doctor.Run(ctx, doctor.Options{SelfTest: launcher.DoctorSelfTest(s.Getenv), Verdicts: launcher.DoctorVerdicts(s.Getenv)})
+	rep := doctor.Run(ctx, doctor.Options{SelfTest: launcher.DoctorSelfTest(s.Getenv), Verdicts: launcher.DoctorVerdicts(s.Getenv), RunRoot: launcher.DoctorRunRoot(s.Getenv)})
 	rec := rep.Record(ledger.NewRunID(), start, time.Now().UTC(), append([]string{"agentbox", "doctor"}, args...))
 	if *asJSON {
 		if err := doctor.WriteJSON(s.Out, rep); err != nil {
