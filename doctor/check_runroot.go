@@ -20,6 +20,8 @@ type RunRootFacts struct {
 	// FSType is statfs's f_type; FSName its name ("" when unknown).
 	FSType int64  `json:"fs_type,omitempty"`
 	FSName string `json:"fs_name,omitempty"`
+	// NoExec is whether the mount under Probed forbids execution.
+	NoExec bool `json:"noexec,omitempty"`
 	// Rootless is whether the run root belongs to an ordinary user.
 	Rootless bool `json:"rootless,omitempty"`
 	// XDG is whether the path came from XDG_RUNTIME_DIR.
@@ -61,9 +63,9 @@ func gatherRunRoot(h Host, p string) RunRootFacts {
 	}
 	dir := filepath.Clean(p)
 	for {
-		t, err := h.Sys.Statfs(dir)
+		fi, err := h.Sys.Statfs(dir)
 		if err == nil {
-			f.Probed, f.FSType, f.FSName = dir, t, fsNames[t]
+			f.Probed, f.FSType, f.FSName, f.NoExec = dir, fi.Type, fsNames[fi.Type], fi.NoExec
 			return f
 		}
 		parent := filepath.Dir(dir)
@@ -75,12 +77,16 @@ func gatherRunRoot(h Host, p string) RunRootFacts {
 	}
 }
 
-// runRootMount is the mount line that puts a run root on its own tmpfs:
+// runRootOptions are the mount options of a run root on its own tmpfs:
 // root-owned, mode 0711 (what agentbox itself creates, and what its
-// run-root check accepts: owned by the user, writable by no one else).
-func runRootMount(p string) string {
-	return "mount -t tmpfs -o mode=0711,nosuid,nodev,noexec tmpfs " + p
-}
+// run-root check accepts: owned by the user, writable by no one else),
+// nosuid and nodev. Not noexec: runc bind-mounts the gateway socket from
+// the run directory and remounts it read-only with nosuid and nodev only,
+// which a user namespace refuses (EPERM) when the source mount's noexec
+// is locked; crun copes, runc does not.
+const runRootOptions = "mode=0711,nosuid,nodev"
+
+func runRootMount(p string) string { return "mount -t tmpfs -o " + runRootOptions + " tmpfs " + p }
 
 func checkRunRoot(f *Facts) []Result {
 	rr := f.RunRoot
@@ -103,6 +109,12 @@ func checkRunRoot(f *Facts) []Result {
 	if rr.Probed != filepath.Clean(rr.Path) {
 		where = fmt.Sprintf("%s does not exist yet; agentbox creates it in %s, on %s", rr.Path, rr.Probed, name)
 	}
+	if rr.NoExec {
+		r.Status = Warn
+		r.Detail = where + ", mounted noexec: runc cannot bind the gateway socket from a run directory there into the sandbox (its read-only remount in the user namespace fails with EPERM), so `agentbox run --runtime runc` fails; crun is not affected"
+		r.Fix = "mount -o remount,exec " + rr.Probed + " (or mount the run root's tmpfs with " + runRootOptions + ", without noexec)"
+		return []Result{r}
+	}
 	if rr.FSType == fsTmpfs || rr.FSType == fsRamfs {
 		r.Status, r.Detail = Pass, where+": run directories, id leases and runtime state stay in memory and a reboot clears them"
 		return []Result{r}
@@ -115,7 +127,7 @@ func checkRunRoot(f *Facts) []Result {
 	case rr.Rootless:
 		r.Fix = "set XDG_RUNTIME_DIR (log in through systemd-logind, which makes /run/user/UID a tmpfs of your own) or AGENTBOX_RUN_ROOT to a directory on a tmpfs that only you can write and whose parent no one else can write (not /dev/shm itself, which everyone can write)"
 	default:
-		r.Fix = fmt.Sprintf("as root, with no run live (agentbox gc first): mkdir -p %[1]s && %[2]s; to keep it across reboots add \"tmpfs %[1]s tmpfs mode=0711,nosuid,nodev,noexec 0 0\" to /etc/fstab (not AGENTBOX_RUN_ROOT=/dev/shm/...: everyone can write /dev/shm)", rr.Path, runRootMount(rr.Path))
+		r.Fix = fmt.Sprintf("as root, with no run live (agentbox gc first): mkdir -p %[1]s && %[2]s; to keep it across reboots add \"tmpfs %[1]s tmpfs %[3]s 0 0\" to /etc/fstab (not AGENTBOX_RUN_ROOT=/dev/shm/...: everyone can write /dev/shm)", rr.Path, runRootMount(rr.Path), runRootOptions)
 	}
 	return []Result{r}
 }

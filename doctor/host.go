@@ -44,9 +44,9 @@ type System interface {
 	// Writable reports whether the invoking user may create entries in
 	// the absolute host directory dir.
 	Writable(dir string) bool
-	// Statfs returns statfs(2)'s f_type for the absolute host path p
+	// Statfs describes the filesystem under the absolute host path p
 	// (an error wrapping fs.ErrNotExist when p does not exist).
-	Statfs(p string) (int64, error)
+	Statfs(p string) (FSInfo, error)
 }
 
 // FileInfo is what doctor needs of a file: its type and permission bits
@@ -54,6 +54,13 @@ type System interface {
 type FileInfo struct {
 	Mode     fs.FileMode
 	UID, GID uint32
+}
+
+// FSInfo is what doctor needs of statfs(2): the filesystem's type
+// (f_type) and whether its mount forbids execution (ST_NOEXEC).
+type FSInfo struct {
+	Type   int64
+	NoExec bool
 }
 
 // errNoFile reports a missing file; read treats it as absence, not error.

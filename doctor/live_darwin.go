@@ -14,6 +14,6 @@ func (liveSystem) NewUserNamespace(context.Context) error {
 }
 
 // Statfs is not judged on darwin: its f_type numbers are not Linux's.
-func (liveSystem) Statfs(string) (int64, error) {
-	return 0, errors.New("statfs types are not judged on darwin")
+func (liveSystem) Statfs(string) (FSInfo, error) {
+	return FSInfo{}, errors.New("statfs types are not judged on darwin")
 }

@@ -41,10 +41,10 @@ func (liveSystem) NewUserNamespace(ctx context.Context) error {
 }
 
 // Statfs asks the kernel for the filesystem type under p.
-func (liveSystem) Statfs(p string) (int64, error) {
+func (liveSystem) Statfs(p string) (FSInfo, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(p, &st); err != nil {
-		return 0, &os.PathError{Op: "statfs", Path: p, Err: err}
+		return FSInfo{}, &os.PathError{Op: "statfs", Path: p, Err: err}
 	}
-	return int64(st.Type), nil
+	return FSInfo{Type: int64(st.Type), NoExec: st.Flags&unix.ST_NOEXEC != 0}, nil
 }
