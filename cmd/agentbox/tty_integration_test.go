@@ -34,3 +34,25 @@ func TestTerminalIsAFreshPty(t *testing.T) {
 		}
 	}
 }
+
+// An end of input typed ahead, before the launcher put the user's
+// terminal in raw mode (script(1) writes the EOF character when its own
+// stdin, here /dev/null, ends), reaches the agent as that EOF character:
+// its read on the terminal ends, and no NUL (which a raw read of the
+// canonical terminal's end-of-file mark returns) is typed into its pty, nor
+// shown as ^@.
+func TestTypedAheadEOFReachesTheAgentAsTyped(t *testing.T) {
+	uid, gid := testUser(t)
+	ws := workspaceOwnedBy(t, uid, gid)
+	cmd := scriptCommand(t, isolatedEnv(t), ws, agentboxBin+
+		` run -- timeout 20 sh -c 'tty; if read -r l; then echo "read=line:$l"; else echo read=eof; fi'`)
+	cmd.Stdin = nil // /dev/null
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("script: %v\n%q", err, out)
+	}
+	checkStartsWithAgent(t, string(out), "/dev/pts/")
+	if obs := observations(agentOutput(string(out))); obs["read"] != "eof" {
+		t.Errorf("the agent's read: %q, want the end of input\n%q", obs["read"], out)
+	}
+}
