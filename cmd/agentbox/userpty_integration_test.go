@@ -119,6 +119,12 @@ func TestIsolationUserTerminalAsRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A ^D typed ahead: the terminal, canonical until the launcher makes it
+	// raw, holds it as an end-of-file mark, which a raw read returns as a
+	// NUL. It must reach the agent as ^D, not as a NUL its pty echoes as ^@.
+	if _, err := p.master.Write([]byte{0x04}); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "run", "--isolation", "user", "--env", "HOSTPTS", "--", "bash", "-c", userTTYScript)
 	cmd.Env, cmd.Dir = append(env, "HOSTPTS="+hostPts), ws
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.slave, p.slave, p.slave
