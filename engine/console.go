@@ -85,17 +85,57 @@ type Terminal struct {
 // sandbox's output reaches out unfiltered (agentbox run --raw-terminal).
 func ProxyTerminal(in, out, master *os.File, raw bool) (*Terminal, error) {
 	t := &Terminal{in: in, out: out, master: master, filter: newFilter(out, raw), winch: make(chan os.Signal, 1), done: make(chan struct{})}
+	typed := pendingInput(in)
 	saved, err := term.MakeRaw(int(in.Fd()))
 	if err != nil {
 		return nil, fmt.Errorf("terminal: raw mode: %w", err)
 	}
 	t.saved = saved
 	t.resize()
+	if len(typed) > 0 {
+		_, _ = master.Write(typed)
+	}
 	signal.Notify(t.winch, syscall.SIGWINCH)
 	go t.followSize()
 	go func() { _, _ = io.Copy(master, in) }()
 	go func() { _, _ = io.Copy(t.filter, master); close(t.done) }()
 	return t, nil
+}
+
+// pendingInput takes, before the terminal is put in raw mode, what the
+// user typed ahead that the line discipline, still canonical, has already
+// cut into lines: each complete line as typed, and each end-of-file mark
+// (the EOF character, ^D, typed at the start of a line, or written by
+// script(1) at the end of its stdin) as that character again. Left for the
+// raw copy, a mark would be read as a NUL byte: a keystroke (^@) the user
+// never typed, which the agent's pty echoes before the agent's first
+// output. A partial line stays in the terminal for the copy. Only a
+// terminal whose input this process may read (foregroundOf) is looked at;
+// poll says when a read cannot block (a whole line or a mark is there).
+func pendingInput(in *os.File) []byte {
+	fd := int(in.Fd())
+	tio, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
+	if err != nil || tio.Lflag&unix.ICANON == 0 || !foregroundOf(in) {
+		return nil
+	}
+	var typed []byte
+	buf := make([]byte, 4096)
+	for range 64 {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err != nil || n != 1 || fds[0].Revents != unix.POLLIN {
+			break // nothing whole to read, or a hangup (whose reads end at once too)
+		}
+		n, err := unix.Read(fd, buf)
+		switch {
+		case err != nil:
+			return typed
+		case n == 0:
+			typed = append(typed, tio.Cc[unix.VEOF])
+		default:
+			typed = append(typed, buf[:n]...)
+		}
+	}
+	return typed
 }
 
 func newFilter(out io.Writer, raw bool) *termfilter.Writer {

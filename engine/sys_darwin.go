@@ -15,6 +15,9 @@ import (
 
 const syscallNoFollow = syscall.O_NOFOLLOW
 
+// ioctlGetTermios reads a terminal's settings.
+const ioctlGetTermios = unix.TIOCGETA
+
 // errNoNamespaces is the answer of every part of the runtime engine on
 // darwin: an OCI runtime, its namespaces and the POSIX ACL grant are
 // Linux's.

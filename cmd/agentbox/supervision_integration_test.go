@@ -118,15 +118,12 @@ func TestAgentCannotChangeInitsLimits(t *testing.T) {
 // makes it a foreground terminal nor hands it over.
 func TestAgentOwnsItsTerminal(t *testing.T) {
 	uid, gid := testUser(t)
-	script := testutil.RequireBinary(t, "script", "util-linux")
 	ws := workspaceOwnedBy(t, uid, gid)
 	env := isolatedEnv(t)
 	out := filepath.Join(ws, "redirected")
 	inner := agentboxBin + ` run -- sh -c 'echo owner=$(stat -c %u $(tty)) self=$(id -u); echo >$(tty) && echo open=ok'; ` +
 		agentboxBin + ` run -- sh -c 'echo started-without-a-pty' > ` + out + `; echo redirected-exit=$?`
-	cmd := exec.Command(script, "-qec", inner, "/dev/null")
-	cmd.Env, cmd.Dir = env, ws
-	b, err := cmd.CombinedOutput()
+	b, err := scriptCommand(t, env, ws, inner).CombinedOutput()
 	if err != nil {
 		t.Fatalf("script: %v\n%s", err, b)
 	}

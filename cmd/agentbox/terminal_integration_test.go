@@ -36,18 +36,62 @@ func agentScript(t *testing.T, ws, name, body string) string {
 	return p
 }
 
-// runUnderPty runs inner with sh in a fresh pty (script), as from a user's
-// terminal, and returns everything the pty's user side received.
-func runUnderPty(t *testing.T, env []string, dir, inner string) string {
+// scriptCommand runs inner with sh in a fresh pty (script(1)), as from a
+// user's terminal. script's stdin is a pipe held open for the test's
+// length, not /dev/null: at the end of its stdin script writes the EOF
+// character (^D) into the pty, which the line discipline, still canonical
+// then, keeps as an end-of-file mark. A program that puts the terminal in
+// raw mode afterwards (the launcher does) reads that mark as a NUL byte,
+// which it would pass on as a keystroke the user never typed, echoed by
+// the agent's pty as "^@" before the agent's first output.
+func scriptCommand(t *testing.T, env []string, dir, inner string) *exec.Cmd {
 	t.Helper()
 	script := testutil.RequireBinary(t, "script", "util-linux")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
 	cmd := exec.Command(script, "-qec", inner, "/dev/null")
-	cmd.Env, cmd.Dir = env, dir
+	cmd.Env, cmd.Dir, cmd.Stdin = env, dir, r
+	return cmd
+}
+
+// runUnderPty runs inner under scriptCommand and returns everything the
+// pty's user side received.
+func runUnderPty(t *testing.T, env []string, dir, inner string) string {
+	t.Helper()
+	cmd := scriptCommand(t, env, dir, inner)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("script: %v\n%q", err, out)
 	}
 	return string(out)
+}
+
+// agentOutput is what a terminal showed, carriage returns and agentbox's
+// own note lines left out: the shell's and the agent's output.
+func agentOutput(shown string) string {
+	var lines []string
+	for _, l := range strings.Split(strings.ReplaceAll(shown, "\r", ""), "\n") {
+		if !strings.HasPrefix(l, "agentbox: ") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// checkStartsWithAgent fails t unless the first bytes a terminal showed
+// (agentbox's notes aside) are first, the agent's first output, and no NUL
+// (nor the "^@" a pty echoes for one typed) reached it.
+func checkStartsWithAgent(t *testing.T, shown, first string) {
+	t.Helper()
+	if !strings.HasPrefix(agentOutput(shown), first) {
+		t.Errorf("the terminal does not show the agent's %q first:\n%q", first, shown)
+	}
+	if strings.Contains(shown, "\x00") || strings.Contains(shown, "^@") {
+		t.Errorf("a NUL reached the terminal:\n%q", shown)
+	}
 }
 
 // Under a real pty, the agent's clipboard writes, titles, DCS, reset and
@@ -65,6 +109,7 @@ func TestTerminalFilterKeepsSequencesFromTheUsersTerminal(t *testing.T) {
 	for name, redirect := range map[string]string{"pty": "", "pipes": " </dev/null"} {
 		t.Run(name, func(t *testing.T) {
 			out := runUnderPty(t, env, ws, agentboxBin+" run -- sh "+hostile+redirect+"; echo exit=$?")
+			checkStartsWithAgent(t, out, "BEGIN")
 			for _, bad := range forbiddenOnTerminal {
 				if strings.Contains(out, bad) {
 					t.Errorf("%q reached the terminal:\n%q", bad, out)

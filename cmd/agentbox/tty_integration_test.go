@@ -3,48 +3,56 @@
 package main
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/agentbox/agentbox/internal/testutil"
 )
 
 // With a terminal, the agent gets a fresh pty of its own (never the
 // launcher's terminal device, which would let it inject keystrokes into the
-// user's shell), sized like the user's terminal, and its exit code passes.
+// user's shell), sized like the user's terminal, and its exit code passes;
+// the run's first bytes on the user's terminal are the agent's output.
 func TestTerminalIsAFreshPty(t *testing.T) {
 	uid, gid := testUser(t)
-	script := testutil.RequireBinary(t, "script", "util-linux")
 	ws := workspaceOwnedBy(t, uid, gid)
 	env := isolatedEnv(t)
 	inner := "stty cols 123 rows 45; readlink /proc/self/fd/0; " + agentboxBin +
 		` run -- sh -c 'tty; stty size; test -t 0 && test -t 1 && echo both-terminals; exit 5'; echo exit=$?`
-	cmd := exec.Command(script, "-qec", inner, "/dev/null")
-	cmd.Env, cmd.Dir = env, ws
-	out, err := cmd.CombinedOutput()
+	out, err := scriptCommand(t, env, ws, inner).CombinedOutput()
 	if err != nil {
 		t.Fatalf("script: %v\n%s", err, out)
 	}
-	var lines []string // the shell's and the agent's lines; agentbox's own notes left out
-	for _, l := range strings.Split(strings.ReplaceAll(string(out), "\r", ""), "\n") {
-		if !strings.HasPrefix(l, "agentbox: ") {
-			lines = append(lines, l)
-		}
+	host, agent, _ := strings.Cut(agentOutput(string(out)), "\n")
+	if !strings.HasPrefix(host, "/dev/pts/") {
+		t.Fatalf("host tty %q: want a pty\n%q", host, out)
 	}
-	if len(lines) < 5 {
-		t.Fatalf("output:\n%s", out)
-	}
-	hostTTY := strings.TrimSpace(lines[0])
-	// runc echoes one NUL on a fresh console (plain `runc run` does too),
-	// which the pty shows as ^@ before the first line.
-	inside := strings.TrimPrefix(strings.TrimSpace(lines[1]), "^@")
-	if !strings.HasPrefix(hostTTY, "/dev/pts/") || !strings.HasPrefix(inside, "/dev/pts/") {
-		t.Fatalf("host tty %q, sandbox tty %q: want a pty on both sides\n%s", hostTTY, inside, out)
-	}
+	// The first bytes the user's terminal shows from the run are the
+	// agent's own: `tty`'s answer, a pty of the sandbox's.
+	checkStartsWithAgent(t, agent, "/dev/pts/")
 	for _, want := range []string{"45 123", "both-terminals", "exit=5"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// An end of input typed ahead, before the launcher put the user's
+// terminal in raw mode (script(1) writes the EOF character when its own
+// stdin, here /dev/null, ends), reaches the agent as that EOF character:
+// its read on the terminal ends, and no NUL (which a raw read of the
+// canonical terminal's end-of-file mark returns) is typed into its pty, nor
+// shown as ^@.
+func TestTypedAheadEOFReachesTheAgentAsTyped(t *testing.T) {
+	uid, gid := testUser(t)
+	ws := workspaceOwnedBy(t, uid, gid)
+	cmd := scriptCommand(t, isolatedEnv(t), ws, agentboxBin+
+		` run -- timeout 20 sh -c 'tty; if read -r l; then echo "read=line:$l"; else echo read=eof; fi'`)
+	cmd.Stdin = nil // /dev/null
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("script: %v\n%q", err, out)
+	}
+	checkStartsWithAgent(t, string(out), "/dev/pts/")
+	if obs := observations(agentOutput(string(out))); obs["read"] != "eof" {
+		t.Errorf("the agent's read: %q, want the end of input\n%q", obs["read"], out)
 	}
 }

@@ -102,7 +102,8 @@ while :; do sleep 0.1; done
 // own, owned by the account (never the launcher's terminal, which would let
 // it inject keystrokes into the user's shell), sized like the user's
 // window and following it; ^C typed on the user's terminal reaches the
-// agent, and the user's terminal modes are restored at the end.
+// agent, and the user's terminal modes are restored at the end. The first
+// bytes the user's terminal shows from the run are the agent's own.
 func TestIsolationUserTerminalAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := userBinaries(t)
@@ -116,6 +117,12 @@ func TestIsolationUserTerminalAsRoot(t *testing.T) {
 	}
 	before, err := unix.IoctlGetTermios(int(p.slave.Fd()), unix.TCGETS)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A ^D typed ahead: the terminal, canonical until the launcher makes it
+	// raw, holds it as an end-of-file mark, which a raw read returns as a
+	// NUL. It must reach the agent as ^D, not as a NUL its pty echoes as ^@.
+	if _, err := p.master.Write([]byte{0x04}); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "run", "--isolation", "user", "--env", "HOSTPTS", "--", "bash", "-c", userTTYScript)
@@ -159,6 +166,7 @@ func TestIsolationUserTerminalAsRoot(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Errorf("launcher: %v, want exit 7 (the agent's trap on SIGINT)\n%s", err, p.text())
 	}
+	checkStartsWithAgent(t, p.text(), "tty=/dev/pts/")
 	obs := observations(p.text())
 	if !strings.HasPrefix(obs["tty"], "/dev/pts/") || obs["tty"] == hostPts {
 		t.Errorf("the agent's tty is %q, the launcher's %s: want a fresh /dev/pts one\n%s", obs["tty"], hostPts, p.text())
