@@ -80,7 +80,7 @@ var layers = map[string]layer{
 	"internal/nsexec":               {exec: true}, // fds-exec runs a containerd shim's runtime create as its child
 	"internal/yamlfile":             {},
 	"netpolicy/bridge":              {},
-	"netpolicy/fakemodel":           {},
+	"netpolicy/fakemodel":           {may: []string{"netpolicy/scripted"}},
 	"netpolicy/scripted":            {}, // the escape self-test's model: it serves, runs nothing
 	"seccomp/profiles":              {},
 	"seccomp/profiles/internal/gen": {may: []string{"seccomp/profiles"}},

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/agentbox/agentbox/netpolicy/scripted"
 )
 
 // Request is what the server saw of one request. Header values are kept so
@@ -76,37 +78,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		s.chat(w, body.Model, body.Stream)
 	case strings.HasSuffix(r.URL.Path, "/messages/count_tokens"):
-		writeJSON(w, map[string]any{"input_tokens": 10})
+		scripted.WriteJSON(w, map[string]any{"input_tokens": 10})
 	case strings.HasSuffix(r.URL.Path, "/messages"):
 		s.messages(w, body.Model, body.Stream)
 	case strings.HasSuffix(r.URL.Path, "/models"):
-		writeJSON(w, map[string]any{"object": "list", "data": []any{}})
+		scripted.WriteJSON(w, map[string]any{"object": "list", "data": []any{}})
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// sse writes one server-sent event and flushes it.
-func sse(w http.ResponseWriter, event string, data any) {
-	b, _ := json.Marshal(data)
-	if event != "" {
-		fmt.Fprintf(w, "event: %s\n", event)
-	}
-	fmt.Fprintf(w, "data: %s\n\n", b)
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func startSSE(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
 }
 
 // responses answers the OpenAI Responses API, which codex uses.
@@ -124,28 +103,28 @@ func (s *Server) responses(w http.ResponseWriter, model string, stream bool) {
 		"output": []any{msg}, "usage": usage,
 	}
 	if !stream {
-		writeJSON(w, resp)
+		scripted.WriteJSON(w, resp)
 		return
 	}
-	startSSE(w)
+	scripted.StartSSE(w)
 	created := map[string]any{"id": "resp_fake_1", "object": "response", "model": model, "status": "in_progress", "output": []any{}}
-	sse(w, "response.created", map[string]any{"type": "response.created", "response": created})
-	sse(w, "response.output_item.added", map[string]any{
+	scripted.SSE(w, "response.created", map[string]any{"type": "response.created", "response": created})
+	scripted.SSE(w, "response.output_item.added", map[string]any{
 		"type": "response.output_item.added", "output_index": 0,
 		"item": map[string]any{"type": "message", "id": "msg_fake_1", "role": "assistant", "status": "in_progress", "content": []any{}},
 	})
-	sse(w, "response.output_text.delta", map[string]any{
+	scripted.SSE(w, "response.output_text.delta", map[string]any{
 		"type": "response.output_text.delta", "item_id": "msg_fake_1",
 		"output_index": 0, "content_index": 0, "delta": s.Reply,
 	})
-	sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": msg})
-	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": resp})
+	scripted.SSE(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": msg})
+	scripted.SSE(w, "response.completed", map[string]any{"type": "response.completed", "response": resp})
 }
 
 // chat answers the OpenAI Chat Completions API.
 func (s *Server) chat(w http.ResponseWriter, model string, stream bool) {
 	if !stream {
-		writeJSON(w, map[string]any{
+		scripted.WriteJSON(w, map[string]any{
 			"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
 			"choices": []any{map[string]any{
 				"index": 0, "finish_reason": "stop",
@@ -155,15 +134,15 @@ func (s *Server) chat(w http.ResponseWriter, model string, stream bool) {
 		})
 		return
 	}
-	startSSE(w)
+	scripted.StartSSE(w)
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{
 			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
 		}
 	}
-	sse(w, "", chunk(map[string]any{"role": "assistant", "content": s.Reply}, nil))
-	sse(w, "", chunk(map[string]any{}, "stop"))
+	scripted.SSE(w, "", chunk(map[string]any{"role": "assistant", "content": s.Reply}, nil))
+	scripted.SSE(w, "", chunk(map[string]any{}, "stop"))
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
@@ -174,30 +153,30 @@ func (s *Server) chat(w http.ResponseWriter, model string, stream bool) {
 func (s *Server) messages(w http.ResponseWriter, model string, stream bool) {
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
 	if !stream {
-		writeJSON(w, map[string]any{
+		scripted.WriteJSON(w, map[string]any{
 			"id": "msg_fake_1", "type": "message", "role": "assistant", "model": model,
 			"content":     []any{map[string]any{"type": "text", "text": s.Reply}},
 			"stop_reason": "end_turn", "stop_sequence": nil, "usage": usage,
 		})
 		return
 	}
-	startSSE(w)
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
+	scripted.StartSSE(w)
+	scripted.SSE(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_fake_1", "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1},
 	}})
-	sse(w, "content_block_start", map[string]any{
+	scripted.SSE(w, "content_block_start", map[string]any{
 		"type": "content_block_start", "index": 0,
 		"content_block": map[string]any{"type": "text", "text": ""},
 	})
-	sse(w, "content_block_delta", map[string]any{
+	scripted.SSE(w, "content_block_delta", map[string]any{
 		"type": "content_block_delta", "index": 0,
 		"delta": map[string]any{"type": "text_delta", "text": s.Reply},
 	})
-	sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	sse(w, "message_delta", map[string]any{
+	scripted.SSE(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	scripted.SSE(w, "message_delta", map[string]any{
 		"type":  "message_delta",
 		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 5},
 	})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+	scripted.SSE(w, "message_stop", map[string]any{"type": "message_stop"})
 }

@@ -58,7 +58,7 @@ func (a chatAPI) writeText(w http.ResponseWriter, req map[string]any, text strin
 }
 
 func (chatAPI) complete(w http.ResponseWriter, req map[string]any, msg map[string]any, finish string) {
-	writeJSON(w, map[string]any{
+	WriteJSON(w, map[string]any{
 		"id": "chatcmpl-abx", "object": "chat.completion", "model": model(req),
 		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
 		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
@@ -72,9 +72,9 @@ func (chatAPI) stream(w http.ResponseWriter, req map[string]any, delta map[strin
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
 		}
 	}
-	startSSE(w)
-	sse(w, "", chunk(delta, nil))
-	sse(w, "", chunk(map[string]any{}, finish))
+	StartSSE(w)
+	SSE(w, "", chunk(delta, nil))
+	SSE(w, "", chunk(map[string]any{}, finish))
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()

@@ -87,11 +87,11 @@ func (a geminiAPI) write(w http.ResponseWriter, _ map[string]any, part map[strin
 		"responseId":    "abx",
 	}
 	if !a.stream {
-		writeJSON(w, resp)
+		WriteJSON(w, resp)
 		return
 	}
-	startSSE(w)
-	sse(w, "", resp)
+	StartSSE(w)
+	SSE(w, "", resp)
 }
 
 // geminiMethod reads the method of a Gemini API path,

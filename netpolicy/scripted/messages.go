@@ -54,7 +54,7 @@ func (a messagesAPI) writeText(w http.ResponseWriter, req map[string]any, text s
 }
 
 func (messagesAPI) complete(w http.ResponseWriter, req map[string]any, block map[string]any, stop string) {
-	writeJSON(w, map[string]any{
+	WriteJSON(w, map[string]any{
 		"id": "msg_abx", "type": "message", "role": "assistant", "model": model(req),
 		"content": []any{block}, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5},
@@ -62,17 +62,17 @@ func (messagesAPI) complete(w http.ResponseWriter, req map[string]any, block map
 }
 
 func (messagesAPI) stream(w http.ResponseWriter, req map[string]any, start, delta map[string]any, stop string) {
-	startSSE(w)
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
+	StartSSE(w)
+	SSE(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_abx", "type": "message", "role": "assistant", "model": model(req), "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1},
 	}})
-	sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": start})
-	sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": delta})
-	sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	sse(w, "message_delta", map[string]any{
+	SSE(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": start})
+	SSE(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": delta})
+	SSE(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	SSE(w, "message_delta", map[string]any{
 		"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": 5},
 	})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+	SSE(w, "message_stop", map[string]any{"type": "message_stop"})
 }

@@ -107,19 +107,19 @@ func (responsesAPI) write(w http.ResponseWriter, req map[string]any, item map[st
 		"output": []any{item}, "usage": usage,
 	}
 	if !streamed(req) {
-		writeJSON(w, resp)
+		WriteJSON(w, resp)
 		return
 	}
-	startSSE(w)
+	StartSSE(w)
 	created := map[string]any{"id": "resp_abx", "object": "response", "model": model(req), "status": "in_progress", "output": []any{}}
-	sse(w, "response.created", map[string]any{"type": "response.created", "response": created})
-	sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
+	SSE(w, "response.created", map[string]any{"type": "response.created", "response": created})
+	SSE(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
 	if str(item["type"]) == "message" {
-		sse(w, "response.output_text.delta", map[string]any{
+		SSE(w, "response.output_text.delta", map[string]any{
 			"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0,
 			"delta": text(item["content"]),
 		})
 	}
-	sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
-	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": resp})
+	SSE(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+	SSE(w, "response.completed", map[string]any{"type": "response.completed", "response": resp})
 }

@@ -155,17 +155,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case m == "generateContent" || m == "streamGenerateContent":
 		s.serve(w, req, geminiAPI{stream: m == "streamGenerateContent"})
 	case m == "countTokens":
-		writeJSON(w, map[string]any{"totalTokens": 10})
+		WriteJSON(w, map[string]any{"totalTokens": 10})
 	case strings.HasSuffix(p, "/responses"):
 		s.serve(w, req, responsesAPI{})
 	case strings.HasSuffix(p, "/chat/completions"):
 		s.serve(w, req, chatAPI{})
 	case strings.HasSuffix(p, "/messages/count_tokens"):
-		writeJSON(w, map[string]any{"input_tokens": 10})
+		WriteJSON(w, map[string]any{"input_tokens": 10})
 	case strings.HasSuffix(p, "/messages"):
 		s.serve(w, req, messagesAPI{})
 	case strings.HasSuffix(p, "/models"):
-		writeJSON(w, map[string]any{"object": "list", "data": []any{}})
+		WriteJSON(w, map[string]any{"object": "list", "data": []any{}})
 	default:
 		http.NotFound(w, r)
 	}

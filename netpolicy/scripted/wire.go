@@ -6,14 +6,16 @@ import (
 	"net/http"
 )
 
-func writeJSON(w http.ResponseWriter, v any) {
+// WriteJSON answers with v as a JSON body (the test fake model of
+// netpolicy/fakemodel speaks through these helpers too).
+func WriteJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// sse writes one server-sent event and flushes it; an empty event writes
+// SSE writes one server-sent event and flushes it; an empty event writes
 // a data line only (Chat Completions).
-func sse(w http.ResponseWriter, event string, data any) {
+func SSE(w http.ResponseWriter, event string, data any) {
 	b, _ := json.Marshal(data)
 	if event != "" {
 		fmt.Fprintf(w, "event: %s\n", event)
@@ -24,7 +26,8 @@ func sse(w http.ResponseWriter, event string, data any) {
 	}
 }
 
-func startSSE(w http.ResponseWriter) {
+// StartSSE begins an event stream.
+func StartSSE(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
