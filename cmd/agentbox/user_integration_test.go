@@ -38,29 +38,6 @@ echo "seccomp=$(sed -n 's/^Seccomp:[[:space:]]*//p' /proc/self/status)"
 setarch "$(uname -m)" -R true 2>/dev/null && echo "personality(ADDR_NO_RANDOMIZE)=allowed" || echo "personality(ADDR_NO_RANDOMIZE)=refused"
 `
 
-// userBinaries builds agentbox and agentbox-init beside it as `make build`
-// does, without cgo: --isolation user compiles the seccomp filter in pure
-// Go (seccomp.Compile), so the static build must run it.
-func userBinaries(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "abu-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for out, pkg := range map[string]string{"agentbox": ".", "agentbox-init": "../agentbox-init"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(dir, out), pkg)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if msg, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", pkg, err, msg)
-		}
-	}
-	return filepath.Join(dir, "agentbox")
-}
-
 // userWorkspace is a workspace the account can reach once granted: below
 // /tmp, in a directory everyone may search.
 func userWorkspace(t *testing.T) string {
@@ -128,7 +105,7 @@ func setupUser(t *testing.T, bin string, env []string) *user.User {
 
 func TestIsolationUserAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
-	bin := userBinaries(t)
+	bin := agentboxBin // TestMain's static build: --isolation user compiles its filter in pure Go
 	env := isolatedEnv(t)
 	u := setupUser(t, bin, env)
 	ws := userWorkspace(t)
@@ -174,7 +151,7 @@ func TestIsolationUserAsRoot(t *testing.T) {
 
 func TestIsolationUserGCAfterSIGKILLAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
-	bin := userBinaries(t)
+	bin := agentboxBin // TestMain's static build: --isolation user compiles its filter in pure Go
 	env := isolatedEnv(t)
 	u := setupUser(t, bin, env)
 	ws := userWorkspace(t)

@@ -106,7 +106,7 @@ while :; do sleep 0.1; done
 // bytes the user's terminal shows from the run are the agent's own.
 func TestIsolationUserTerminalAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
-	bin := userBinaries(t)
+	bin := agentboxBin // TestMain's static build: --isolation user compiles its filter in pure Go
 	env := isolatedEnv(t)
 	setupUser(t, bin, env)
 	ws := userWorkspace(t)
@@ -219,7 +219,7 @@ try existing sh -c 'echo changed > README'
 func TestIsolationUserProtectedPathsAsRoot(t *testing.T) {
 	testutil.RequireRoot(t)
 	testutil.RequireBinary(t, "python3", "python3")
-	bin := userBinaries(t)
+	bin := agentboxBin // TestMain's static build: --isolation user compiles its filter in pure Go
 	env := isolatedEnv(t)
 	setupUser(t, bin, env)
 	ws := userWorkspace(t)
