@@ -3,11 +3,13 @@ package launcher
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/netpolicy/scripted"
 	"github.com/agentbox/agentbox/selftest"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // maxAttemptOutput bounds the tool output a record keeps per attempt.
@@ -116,9 +118,10 @@ func (t *agentTest) hostCheck(e escape) string {
 }
 
 // workspaceWritten reports whether the control's file is in the host's
-// workspace with the run's token.
+// workspace with the run's token. The agent wrote it: it is read through
+// the workspace's fd, never through a link, and a FIFO does not block.
 func (t *agentTest) workspaceWritten(path string) bool {
-	b, err := os.ReadFile(path)
+	b, err := workspace.ReadEntry(filepath.Dir(path), filepath.Base(path), 4096)
 	return err == nil && strings.TrimSpace(string(b)) == t.env.token
 }
 
@@ -129,7 +132,8 @@ func deniedBy(syscall string, denials []ledger.Denial) string {
 	}
 	for _, d := range denials {
 		if d.Syscall == syscall {
-			return fmt.Sprintf("%s %s %s (pid %d %s)", d.Layer, d.Syscall, d.Args, d.PID, d.Comm)
+			// Args and Comm are the agent's bytes: printable only.
+			return fmt.Sprintf("%s %s %s (pid %d %s)", d.Layer, d.Syscall, ledger.Printable(d.Args), d.PID, ledger.Printable(d.Comm))
 		}
 	}
 	return ""

@@ -49,6 +49,19 @@ func lstatType(dirfd int, name string) uint8 {
 	return unix.DT_UNKNOWN
 }
 
+// ReadEntry reads at most max bytes of the regular file name directly in
+// the directory dir, as root may read what an agent wrote: through fds,
+// following no link (dir's last component included), a FIFO not blocking.
+func ReadEntry(dir, name string, max int64) ([]byte, error) {
+	root, err := openRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(root)
+	data, _, err := readFile(root, name, max)
+	return data, err
+}
+
 // readFile reads at most max bytes of the regular file name below dirfd.
 // O_NONBLOCK keeps a FIFO planted under that name from blocking the open;
 // the fstat then refuses anything but a regular file. truncated is true
