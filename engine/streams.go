@@ -23,7 +23,8 @@ import (
 // user's terminal device. It gets three pipes instead, which the launcher
 // copies: the user's stdin into one (closed at its end), the other two out
 // to the user's stdout and stderr, through a termfilter.Writer where that
-// is a terminal (one shared Writer when both are the same terminal).
+// is a terminal. When stdout and stderr are one file, the sandbox gets one
+// pipe as both, copied through one Writer.
 type streams struct {
 	sandbox Stdio      // the sandbox's ends, until the runtime has them
 	inW     *os.File   // the launcher's end of stdin
@@ -50,6 +51,19 @@ func newStreams(in, out, errf *os.File, raw bool) (*streams, error) {
 			return nil, err
 		}
 		s.sandbox.In, s.inW, s.in = r, w, in
+	}
+	if out != nil && errf != nil && sameFile(out, errf) {
+		// One file given as both (a terminal, `>log 2>&1`): the sandbox
+		// gets one pipe as both too, so that what it writes to each keeps
+		// its order, as it would have written straight to the file.
+		r, w, err := os.Pipe()
+		if err != nil {
+			s.closeAll()
+			return nil, err
+		}
+		s.sandbox.Out, s.sandbox.Err = w, w
+		s.outR, s.dsts = []*os.File{r}, []io.Writer{s.destination(out, raw)}
+		return s, nil
 	}
 	for i, dst := range []*os.File{out, errf} {
 		if dst == nil {
@@ -159,8 +173,8 @@ func (s *streams) dropped() termfilter.Stats {
 }
 
 func (s *streams) closeSandboxEnds() {
-	for _, f := range []*os.File{s.sandbox.In, s.sandbox.Out, s.sandbox.Err} {
-		if f != nil {
+	for i, f := range []*os.File{s.sandbox.In, s.sandbox.Out, s.sandbox.Err} {
+		if f != nil && (i < 2 || f != s.sandbox.Out) {
 			f.Close()
 		}
 	}

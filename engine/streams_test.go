@@ -179,3 +179,33 @@ func TestStreamsFilterATerminal(t *testing.T) {
 		t.Errorf("dropped %+v, want the clipboard write", d)
 	}
 }
+
+// One file given as stdout and stderr (`>log 2>&1`, a terminal) gets what
+// the sandbox wrote to either in the order it wrote it: the sandbox has
+// one pipe as both.
+func TestStreamsOneFileKeepsTheOrder(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "build.log")
+	user, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer user.Close()
+	s, err := newStreams(nil, user, user, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out, errf := passOn(t, s)
+	// Written before the copy starts: two pipes would be copied one after
+	// the other, never interleaved.
+	for i, f := range []*os.File{out, errf, out, errf} {
+		_, _ = f.Write([]byte{byte('1' + i)})
+	}
+	s.start()
+	out.Close()
+	errf.Close()
+	s.drain(context.Background())
+	s.close()
+	if data, _ := os.ReadFile(log); string(data) != "1234" {
+		t.Errorf("build.log holds %q, want %q", data, "1234")
+	}
+}
