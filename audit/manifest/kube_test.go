@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -454,6 +455,17 @@ func TestKubeLocalhostSeccomp(t *testing.T) {
 	if err := os.Symlink("agentbox.json", filepath.Join(root, "agentbox", "link.json")); err != nil {
 		t.Fatal(err)
 	}
+	outside := t.TempDir() // a valid profile the audit must not read
+	if err := os.WriteFile(filepath.Join(outside, "agentbox.json"), agentbox, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	fifoRoot := t.TempDir() // a FIFO must not block the audit
+	if err := syscall.Mkfifo(filepath.Join(fifoRoot, "fifo.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	withProfile := func(lp string) string {
 		p, rest := hardenedPod(t)
 		p.Spec.SecurityContext.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: &lp}
@@ -473,6 +485,8 @@ func TestKubeLocalhostSeccomp(t *testing.T) {
 		{"file missing", []string{withProfile("agentbox/other.json")}, root, true, true},
 		{"file through a symlink", []string{withProfile("agentbox/link.json")}, root, true, true},
 		{"path escaping the root", []string{withProfile("../agentbox/agentbox.json")}, root, true, true},
+		{"directory link out of the root", []string{withProfile("out/agentbox.json")}, root, true, true},
+		{"a FIFO", []string{withProfile("fifo.json")}, fifoRoot, true, true},
 		{"no root", []string{withProfile("agentbox/agentbox.json")}, "", true, true},
 	}
 	for _, tt := range tests {

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -109,22 +111,59 @@ func (in *kubeInput) localhostSeccomp(s *Seccomp, lp string, caps []string, ko K
 		return
 	}
 	file := filepath.Join(ko.SeccompRoot, filepath.FromSlash(lp))
-	fi, err := os.Lstat(file)
+	data, err := readBelow(ko.SeccompRoot, lp)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		s.Error = fmt.Sprintf("%s is not in %s: the nodes would have no such profile", lp, ko.SeccompRoot)
 		return
 	case err != nil:
-		s.Error = err.Error()
-		return
-	case !fi.Mode().IsRegular():
-		s.Error = fmt.Sprintf("%s is not a regular file", file)
+		s.Error = fmt.Sprintf("%s: %v", file, err)
 		return
 	}
-	p, err := LoadSeccompFile(file, caps)
+	p, err := seccomp.Parse(file, data, seccomp.Target{Caps: caps})
 	if err != nil {
 		s.Error = err.Error()
 		return
 	}
 	s.Weak, s.WeakKnown = SeccompWeak(p)
 }
+
+// readBelow reads the regular file rel below dir, never outside it: a
+// directory link of the input is followed inside dir only (os.Root) and
+// the file itself must not be a link (one swapped in after the check still
+// resolves inside dir), so a directory of an attacker's manifests cannot
+// make the audit read a file elsewhere on the host; a FIFO or device is
+// refused without blocking.
+func readBelow(dir, rel string) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if fi, err := root.Lstat(filepath.FromSlash(rel)); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
+	if err == nil && len(data) > maxProfileBytes {
+		err = fmt.Errorf("larger than %d MiB: not a seccomp profile", maxProfileBytes>>20)
+	}
+	return data, err
+}
+
+// maxProfileBytes bounds a profile file the audit reads (Docker's default
+// profile is about 20 KiB).
+const maxProfileBytes = 4 << 20
