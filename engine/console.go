@@ -110,14 +110,22 @@ func ProxyTerminal(in, out, master *os.File, raw bool) (*Terminal, error) {
 // raw copy, a mark would be read as a NUL byte: a keystroke (^@) the user
 // never typed, which the agent's pty echoes before the agent's first
 // output. A partial line stays in the terminal for the copy. Only a
-// terminal whose input this process may read (foregroundOf) is looked at;
-// poll says when a read cannot block (a whole line or a mark is there).
+// terminal whose input this process may read (foregroundOf) is looked at,
+// through a description of its own that does not block (reopenNonblock):
+// poll says a whole line or a mark is there, but another reader of the
+// terminal may take it first, and a blocking read would then wait for the
+// user's next line.
 func pendingInput(in *os.File) []byte {
-	fd := int(in.Fd())
-	tio, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
+	tio, err := unix.IoctlGetTermios(int(in.Fd()), ioctlGetTermios)
 	if err != nil || tio.Lflag&unix.ICANON == 0 || !foregroundOf(in) {
 		return nil
 	}
+	f, err := reopenNonblock(in)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fd := int(f.Fd())
 	var typed []byte
 	buf := make([]byte, 4096)
 	for range 64 {
@@ -128,7 +136,7 @@ func pendingInput(in *os.File) []byte {
 		n, err := unix.Read(fd, buf)
 		switch {
 		case err != nil:
-			return typed
+			return typed // EAGAIN: another reader took it
 		case n == 0:
 			typed = append(typed, tio.Cc[unix.VEOF])
 		default:

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"os"
 	"testing"
 
@@ -52,5 +53,26 @@ func TestPendingInputKeepsEOFAsTyped(t *testing.T) {
 	_, fresh := testPtyPair(t)
 	if got := pendingInput(fresh); len(got) != 0 {
 		t.Errorf("pending input %q on a terminal nothing was typed on", got)
+	}
+}
+
+// The description pendingInput reads never blocks (another reader may take
+// a line poll saw), and the user's own description stays as it was.
+func TestReopenNonblockLeavesTheUsersDescription(t *testing.T) {
+	_, slave := testPtyPair(t)
+	f, err := reopenNonblock(slave)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := unix.Read(int(f.Fd()), make([]byte, 8)); !errors.Is(err, unix.EAGAIN) {
+		t.Errorf("a read with nothing typed: %v, want EAGAIN", err)
+	}
+	fl, err := unix.FcntlInt(slave.Fd(), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl&unix.O_NONBLOCK != 0 {
+		t.Error("the user's terminal description became non-blocking")
 	}
 }

@@ -97,3 +97,7 @@ func mountsUnder(dir string) []string {
 	}
 	return out
 }
+
+// reopenNonblock is not built on darwin: without it, the input typed ahead
+// is left to the raw copy.
+func reopenNonblock(*os.File) (*os.File, error) { return nil, errors.ErrUnsupported }
