@@ -363,7 +363,11 @@ func (r *resolver) resolveGateway() error {
 	if r.gvisor() {
 		return nil // its Sentry reaches no host socket: init's bridge gets each connection from the launcher
 	}
-	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.plan.GatewaySocket, Destination: GatewaySocket, ReadOnly: true})
+	// noexec: a socket runs nothing, and a run root on a noexec file
+	// system (a systemd host's /run) locks that flag on the bind, which
+	// runc's read-only remount must then repeat (else EPERM in the user
+	// namespace).
+	r.plan.Mounts = append(r.plan.Mounts, Mount{Kind: KindRuntime, Source: r.plan.GatewaySocket, Destination: GatewaySocket, ReadOnly: true, Options: []string{"noexec"}})
 	return nil
 }
 

@@ -27,7 +27,7 @@ func TestResolveGateway(t *testing.T) {
 	if want := "/run/agentbox/runs/R/gateway/gateway.sock"; plan.GatewaySocket != want {
 		t.Errorf("gateway socket %q, want %q", plan.GatewaySocket, want)
 	}
-	want := Mount{Kind: KindRuntime, Source: plan.GatewaySocket, Destination: GatewaySocket, ReadOnly: true}
+	want := Mount{Kind: KindRuntime, Source: plan.GatewaySocket, Destination: GatewaySocket, ReadOnly: true, Options: []string{"noexec"}}
 	if !slices.ContainsFunc(plan.Mounts, func(m Mount) bool { return cmp.Equal(m, want) }) {
 		t.Errorf("mounts %+v lack the gateway's %+v", plan.Mounts, want)
 	}
