@@ -10,13 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/testutil"
-	"github.com/agentbox/agentbox/seccomp/profiles"
 )
 
 // These tests run real containers on a local Docker engine. The engine is
@@ -128,41 +126,9 @@ func hasCode(fs []Finding, code string) bool {
 	return false
 }
 
-// agentboxProfile writes agentbox's seccomp profile for this machine.
-func agentboxProfile(t *testing.T) string {
-	t.Helper()
-	arch, err := profiles.ArchForGOARCH(runtime.GOARCH)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := profiles.Default().JSON(arch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "agentbox-seccomp.json")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// fakeHome makes a home directory with an .ssh inside the test's temp dir,
-// never the real user's.
-func fakeHome(t *testing.T) string {
-	t.Helper()
-	home := filepath.Join(t.TempDir(), "home", "ana")
-	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("not a key\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return home
-}
-
 func TestDockerFaults(t *testing.T) {
 	d := requireDocker(t)
-	home := fakeHome(t)
+	home := testutil.FakeHome(t)
 	open := d.network("open", false)
 	opts := Options{HomeDirs: []string{home}}
 	tests := []struct {
@@ -244,7 +210,7 @@ func TestDockerAutoApproveAloneIsANote(t *testing.T) {
 func hardenedArgs(t *testing.T, network string, tail ...string) []string {
 	return append([]string{
 		"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-		"--security-opt", "seccomp=" + agentboxProfile(t), "--user", "1000:1000",
+		"--security-opt", "seccomp=" + testutil.SeccompProfile(t), "--user", "1000:1000",
 		"--network", network, "--memory", "64m", "--pids-limit", "64",
 	}, tail...)
 }

@@ -5,15 +5,12 @@ package manifest
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	. "github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/testutil"
-	"github.com/agentbox/agentbox/seccomp/profiles"
 )
 
 // The audit package's Docker helpers (audit/integration_test.go), for the
@@ -52,38 +49,6 @@ func requireDocker(t *testing.T) *dockerEnv {
 		t.Fatal(err)
 	}
 	return &dockerEnv{t: t, prefix: "abx-audit-" + hex.EncodeToString(b), engine: e}
-}
-
-// agentboxProfile writes agentbox's seccomp profile for this machine.
-func agentboxProfile(t *testing.T) string {
-	t.Helper()
-	arch, err := profiles.ArchForGOARCH(runtime.GOARCH)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := profiles.Default().JSON(arch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "agentbox-seccomp.json")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// fakeHome makes a home directory with an .ssh inside the test's temp dir,
-// never the real user's.
-func fakeHome(t *testing.T) string {
-	t.Helper()
-	home := filepath.Join(t.TempDir(), "home", "ana")
-	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("not a key\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return home
 }
 
 func hasCode(fs []Finding, code string) bool {

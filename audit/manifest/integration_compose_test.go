@@ -99,13 +99,13 @@ func checkLab(t *testing.T, how string, cs []Container, opts Options) {
 func TestComposeLab(t *testing.T) {
 	d := requireDocker(t)
 	compose := testutil.RequireBinary(t, "docker-compose", "docker-compose")
-	home := fakeHome(t)
+	home := testutil.FakeHome(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "compose.yaml")
 	if err := os.WriteFile(file, []byte(labCompose), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"FAKE_HOME=" + home, "FAKE_TOKEN=" + fakeToken, "SECCOMP_PROFILE=" + agentboxProfile(t), "HOME=" + home}
+	env := []string{"FAKE_HOME=" + home, "FAKE_TOKEN=" + fakeToken, "SECCOMP_PROFILE=" + testutil.SeccompProfile(t), "HOME=" + home}
 	opts := Options{HomeDirs: []string{home}}
 
 	// The static audit needs no engine.

@@ -12,13 +12,11 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/testutil"
-	"github.com/agentbox/agentbox/seccomp/profiles"
 )
 
 // TestAuditPodman runs `agentbox audit` on real Podman containers: rootful
@@ -38,7 +36,7 @@ func TestAuditPodman(t *testing.T) {
 	project := t.TempDir()
 	hardened := []string{
 		"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-		"--security-opt", "seccomp=" + seccompProfile(t), "--user", "1000:1000",
+		"--security-opt", "seccomp=" + testutil.SeccompProfile(t), "--user", "1000:1000",
 		"--network", inner, "--memory", "64m", "--pids-limit", "64", "-v", project + ":/workspace",
 	}
 	clean := c.container("clean", hardened...)
@@ -244,22 +242,4 @@ func (a auditJSON) grant() *grantJSON {
 		}
 	}
 	return nil
-}
-
-// seccompProfile writes agentbox's seccomp profile for this machine.
-func seccompProfile(t *testing.T) string {
-	t.Helper()
-	arch, err := profiles.ArchForGOARCH(runtime.GOARCH)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := profiles.Default().JSON(arch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "seccomp.json")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
