@@ -71,11 +71,14 @@ func (r Runtime) passFiles(verb string, n int) ([]string, error) {
 // network stack with loopback only (--network=none: no host interface is
 // scraped, no host network stack is used), and no host unix socket
 // reachable from the Sentry (--host-uds=none, runsc's default, said out
-// loud: the gateway comes through init's dialer instead), and the spec's
-// seccomp filter applied by the Sentry to the agent's system calls
-// (--oci-seccomp: runsc ignores it otherwise; the host kernel's filter on
-// the Sentry itself is gVisor's own).
-var RunscFlags = []string{"--network=none", "--host-uds=none", "--oci-seccomp"}
+// loud: the gateway comes through init's dialer instead). No
+// --oci-seccomp: runsc would apply the spec's filter with EPERM for every
+// SCMP_ACT_ERRNO, whatever its errnoRet, and clone3's ENOSYS, which makes
+// glibc fall back to clone, would become EPERM, so no thread could start;
+// init's children load the filter themselves in the Sentry instead (the
+// launcher's gvisor.go). The host kernel's filter on the Sentry itself is
+// gVisor's own.
+var RunscFlags = []string{"--network=none", "--host-uds=none"}
 
 // sandboxFlags are the runtime's global flags for a launch.
 func (r Runtime) sandboxFlags() []string {
@@ -84,3 +87,8 @@ func (r Runtime) sandboxFlags() []string {
 	}
 	return nil
 }
+
+// RunscGrantReason is why a root-owned workspace is lent to the agent
+// with chown under runsc (GrantChown) rather than granted with ACLs.
+const RunscGrantReason = "gVisor's Sentry checks the workspace's owner and mode bits and evaluates no POSIX ACL (its gofer file system has none), " +
+	"so the workspace owner's directories and files are lent to the agent's unprivileged host uid for the run (chown, owner and group) and given back at teardown"
