@@ -59,7 +59,7 @@ func TestRunscGetsItsFilesWithPassFd(t *testing.T) {
 	if got, _ := (Runtime{Name: "runc"}).passFiles("create", 1); strings.Join(got, " ") != "--preserve-fds 1" {
 		t.Errorf("runc: %q", got)
 	}
-	if f := (Runtime{Name: "runsc"}).sandboxFlags(); strings.Join(f, " ") != "--network=none --host-uds=none" {
+	if f := (Runtime{Name: "runsc"}).sandboxFlags(); strings.Join(f, " ") != "--network=none --host-uds=none --gofer-network-namespace=new" {
 		t.Errorf("runsc launch flags %q", f)
 	}
 	if f := (Runtime{Name: "crun"}).sandboxFlags(); f != nil {
