@@ -48,6 +48,7 @@ test: setup build ## what CI runs: vet, lint, generated files, unit + integratio
 	$(GO) test -count=1 $(EXT) ./cmd/agentbox
 	AGENTBOX_TEST_RUNTIME=runc $(GO) test -tags integration -count=1 -timeout 10m -run '$(CORE_SUITE)' ./cmd/agentbox/
 	AGENTBOX_TEST_ENGINE=containerd $(GO) test -tags integration -count=1 -timeout 10m -run '$(CORE_SUITE)' ./cmd/agentbox/
+	AGENTBOX_TEST_RUNTIME=runsc $(GO) test -tags integration -count=1 -timeout 10m -skip '$(RUNSC_SKIP)' ./cmd/agentbox/
 	scripts/test-rootless.sh
 
 # The core of the launcher suite, run once more on the runtime that is not
@@ -56,6 +57,13 @@ test: setup build ## what CI runs: vet, lint, generated files, unit + integratio
 # (TestRunBoundary, TestCrunBoundaryAsRoot), exit codes, TTY, signals,
 # SIGKILL of the launcher then gc. About two minutes each (docs/containerd.md).
 CORE_SUITE := ^(TestRunBoundary|TestCrunBoundaryAsRoot|TestExitCodesPassThrough|TestTerminalIsAFreshPty|TestSigtermReachesTheAgent|TestKilledLauncherIsCleanedByGC)$$
+
+# The whole root suite of cmd/agentbox once more under gVisor, on the runsc
+# scripts/runsc-build.sh builds, each difference asserted (docs/gvisor.md).
+# Left out: what names its own runtime or uses none (doctor's run root,
+# podman's audit, --isolation user) and the gVisor tests, which the first
+# run has run. About 1.5 minutes on 2 cores (2026-12-01).
+RUNSC_SKIP := Rootless$$|^TestDoctorRunRootAsRoot$$|^TestAuditPodman$$|^TestIsolationUser|^TestGvisor
 
 integration: setup build ## unit and integration tests as root (real runc, kernel, Docker); *Rootless tests run in `make rootless`
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...

@@ -35,7 +35,11 @@ type Grant struct {
 	// run root, never in the workspace, where the agent could hold or
 	// replace a lock.
 	LockDir string `json:"lock_dir,omitempty"`
-	// Method is how the workspace is handed over (GrantACL) and
+	// Mode is the workspace directory's mode at the grant: a chown grant
+	// (GrantChown), which makes the agent its owner for the run, sets it
+	// back at the revoke.
+	Mode uint32 `json:"mode,omitempty"`
+	// Method is how the workspace is handed over (GrantACL, GrantChown) and
 	// MethodReason why that one (see GrantMethod).
 	Method       string `json:"method,omitempty"`
 	MethodReason string `json:"method_reason,omitempty"`
@@ -46,6 +50,8 @@ type GrantReport struct {
 	Method string `json:"method"`
 	// Walked counts the inodes visited.
 	Walked int `json:"walked"`
+	// Lent counts the inodes a chown grant gave the agent for the run.
+	Lent int `json:"lent,omitempty"`
 	// GivenBack counts the inodes owned by the agent's ids that were given
 	// to the workspace's owner.
 	GivenBack int `json:"given_back,omitempty"`
@@ -68,6 +74,9 @@ func (r GrantReport) Summary() string {
 		return r.Note
 	}
 	s := fmt.Sprintf("%d inode(s) walked, %d given back to the owner, %d set-id bit(s) cleared", r.Walked, r.GivenBack, len(r.SetIDCleared))
+	if r.Lent > 0 {
+		s += fmt.Sprintf(", %d lent to the agent", r.Lent)
+	}
 	if r.AgentACLEntries > 0 {
 		s += fmt.Sprintf(", %d ACL entr(ies) the agent added removed", r.AgentACLEntries)
 	}

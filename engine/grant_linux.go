@@ -21,12 +21,13 @@ func NewGrant(workspace string, uid, gid uint32, lockDir string) (*Grant, error)
 	defer unix.Close(fd)
 	return &Grant{
 		Workspace: workspace, UID: uid, GID: gid, OwnerUID: st.Uid, OwnerGID: st.Gid,
-		Dev: st.Dev, Ino: st.Ino, Born: birth(fd), LockDir: lockDir, Method: GrantACL,
+		Dev: st.Dev, Ino: st.Ino, Born: birth(fd), Mode: st.Mode & 0o7777, LockDir: lockDir, Method: GrantACL,
 	}, nil
 }
 
 // Apply grants g.UID rwX on every directory and regular file of the
-// workspace. Symlinks, special files, other mounts and entries replaced
+// workspace (under GrantChown it lends them to g.UID instead, see
+// runsc_grant_linux.go). Symlinks, special files, other mounts and entries replaced
 // while it runs are never followed or changed; the first error stops it.
 func (g *Grant) Apply() (GrantReport, error) {
 	rep := GrantReport{Method: g.method()}
@@ -42,7 +43,15 @@ func (g *Grant) Apply() (GrantReport, error) {
 	defer unlock()
 	w := &walker{openFiles: true, stopOnError: true, skipChanged: true}
 	w.visit = g.grantNode(w, protectedHardlinks())
+	var l *lender
+	if g.method() == GrantChown {
+		l = &lender{g: g, w: w, rep: &rep}
+		w.visit = l.lendNode
+	}
 	w.run(fd, st)
+	if l != nil {
+		l.done()
+	}
 	rep.Walked, rep.Skipped = w.nodes, w.skipped.lines()
 	if err := w.err(); err != nil {
 		return rep, fmt.Errorf("grant %s: %w", g.Workspace, err)

@@ -15,19 +15,28 @@ const (
 	// GrantACL: the agent's unprivileged host uid gets POSIX ACL entries
 	// for the run, and Revoke takes them back.
 	GrantACL = "acl"
+	// GrantChown: the workspace owner's inodes are lent to the agent's
+	// unprivileged host uid for the run (chown), and Revoke gives them
+	// back; under gVisor, whose Sentry evaluates no ACL
+	// (runsc_grant_linux.go).
+	GrantChown = "chown"
 	// GrantIDMap: the workspace is bound through an idmapped mount. Not
 	// used (see GrantMethod); named so that records can say so.
 	GrantIDMap = "idmap"
 )
 
 // GrantMethod says how a root-owned workspace is handed to the agent when
-// runtime r runs the sandbox, and why. It is always GrantACL: where the
+// runtime r runs the sandbox, and why. Under runsc it is GrantChown
+// (RunscGrantReason); otherwise it is always GrantACL: where the
 // runtime cannot make idmapped mounts that is the only way, and where it
 // can, an idmapped workspace would map the agent's uid onto host root, so
 // that every file the agent creates is owned by root on the host and the
 // agent may set its set-uid bit; that is a root shell left on the host for
 // whoever runs it while the run lasts. The reason names what r supports.
 func (r Runtime) GrantMethod(ctx context.Context) (method, reason string) {
+	if r.Name == "runsc" {
+		return GrantChown, RunscGrantReason
+	}
 	ok, detail := IDMappedMounts(ctx, r)
 	if !ok {
 		return GrantACL, detail + "; the workspace is granted with ACLs"

@@ -39,9 +39,10 @@ func fakeRuntime(t *testing.T, name, version string) Runtime {
 	return Runtime{Name: name, Path: p}
 }
 
-// The grant method is always "acl", and the reason says what the runtime
-// could do, so that a record never claims idmapped mounts were weighed
-// when they were not available.
+// The grant method is "acl" but under runsc, whose Sentry evaluates no
+// ACL ("chown"), and the reason says what the runtime could do, so that a
+// record never claims idmapped mounts were weighed when they were not
+// available.
 func TestGrantMethod(t *testing.T) {
 	for _, tc := range []struct {
 		name, version, want string
@@ -50,11 +51,15 @@ func TestGrantMethod(t *testing.T) {
 		{"runc", "1.2.3", "runc 1.2.3 supports idmapped mounts, but"},
 		{"crun", "1.8.1", "crun 1.8.1 supports idmapped mounts, but"},
 		{"crun", "1.7.2", "crun 1.7.2 has no idmapped mounts"},
-		{"runsc", "release-20240513.0", "agentbox does not know whether runsc supports idmapped mounts"},
+		{"runsc", "release-20240513.0", "evaluates no POSIX ACL"},
 	} {
 		method, reason := fakeRuntime(t, tc.name, tc.version).GrantMethod(context.Background())
-		if method != GrantACL || !strings.Contains(reason, tc.want) {
-			t.Errorf("%s %s: %s, %q; want acl and %q", tc.name, tc.version, method, reason, tc.want)
+		want := GrantACL
+		if tc.name == "runsc" {
+			want = GrantChown
+		}
+		if method != want || !strings.Contains(reason, tc.want) {
+			t.Errorf("%s %s: %s, %q; want %s and %q", tc.name, tc.version, method, reason, want, tc.want)
 		}
 	}
 }

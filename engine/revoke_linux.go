@@ -39,6 +39,9 @@ func (g *Grant) Revoke() (GrantReport, error) {
 	w := &walker{openFiles: true}
 	w.visit = func(n *node) error { return g.revokeNode(n, &rep, &setid, w) }
 	w.run(fd, st)
+	if err := g.restoreRootMode(fd); err != nil {
+		w.errs.add("./: set the workspace's mode back: " + err.Error())
+	}
 	rep.Walked, rep.Skipped, rep.SetIDCleared = w.nodes, w.skipped.lines(), setid.lines()
 	if err := w.err(); err != nil {
 		return rep, fmt.Errorf("revoke %s: %w", g.Workspace, err)

@@ -2,8 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -71,11 +75,19 @@ func (r Runtime) passFiles(verb string, n int) ([]string, error) {
 // network stack with loopback only (--network=none: no host interface is
 // scraped, no host network stack is used), and no host unix socket
 // reachable from the Sentry (--host-uds=none, runsc's default, said out
-// loud: the gateway comes through init's dialer instead), and the spec's
-// seccomp filter applied by the Sentry to the agent's system calls
-// (--oci-seccomp: runsc ignores it otherwise; the host kernel's filter on
-// the Sentry itself is gVisor's own).
-var RunscFlags = []string{"--network=none", "--host-uds=none", "--oci-seccomp"}
+// loud: the gateway comes through init's dialer instead). No
+// --oci-seccomp: runsc would apply the spec's filter with EPERM for every
+// SCMP_ACT_ERRNO, whatever its errnoRet, and clone3's ENOSYS, which makes
+// glibc fall back to clone, would become EPERM, so no thread could start;
+// init's children load the filter themselves in the Sentry instead (the
+// launcher's gvisor.go). The host kernel's filter on the Sentry itself is
+// gVisor's own.
+//
+// --gofer-network-namespace=new gives each run's gofer a network namespace
+// of its own, which ends with it: runsc's default, one shared empty
+// namespace, stays bound at ROOT/null-netns after every sandbox is gone, a
+// mount no teardown removes.
+var RunscFlags = []string{"--network=none", "--host-uds=none", "--gofer-network-namespace=new"}
 
 // sandboxFlags are the runtime's global flags for a launch.
 func (r Runtime) sandboxFlags() []string {
@@ -83,4 +95,39 @@ func (r Runtime) sandboxFlags() []string {
 		return RunscFlags
 	}
 	return nil
+}
+
+// RunscGrantReason is why a root-owned workspace is lent to the agent
+// with chown under runsc (GrantChown) rather than granted with ACLs.
+const RunscGrantReason = "gVisor's Sentry checks the workspace's owner and mode bits and evaluates no POSIX ACL (its gofer file system has none), " +
+	"so the workspace owner's directories and files are lent to the agent's unprivileged host uid for the run (chown, owner and group) and given back at teardown"
+
+// RunscStateFiles are the files runsc keeps in its --root for the sandbox
+// id (agentbox's run id names both the sandbox and its one container):
+// the container's state and lock files and the sandbox's control socket.
+// runsc keeps no directory per container, as runc and crun do.
+func RunscStateFiles(root, id string) []string {
+	return []string{
+		filepath.Join(root, id+"_sandbox:"+id+".state"),
+		filepath.Join(root, id+"_sandbox:"+id+".lock"),
+		filepath.Join(root, "runsc-"+id+".sock"),
+	}
+}
+
+// runscStateLeft is stateLeft under runsc: each of RunscStateFiles that is
+// still there, or that runsc still knows the container.
+func (r Runtime) runscStateLeft(ctx context.Context, id string) []string {
+	var left []string
+	for _, p := range RunscStateFiles(r.Root, id) {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			left = append(left, "runsc state file "+p+" left")
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	if _, err := r.State(ctx, id); err == nil {
+		return []string{"container still known to " + r.Name}
+	}
+	return left
 }

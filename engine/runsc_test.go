@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -59,10 +62,40 @@ func TestRunscGetsItsFilesWithPassFd(t *testing.T) {
 	if got, _ := (Runtime{Name: "runc"}).passFiles("create", 1); strings.Join(got, " ") != "--preserve-fds 1" {
 		t.Errorf("runc: %q", got)
 	}
-	if f := (Runtime{Name: "runsc"}).sandboxFlags(); strings.Join(f, " ") != "--network=none --host-uds=none --oci-seccomp" {
+	if f := (Runtime{Name: "runsc"}).sandboxFlags(); strings.Join(f, " ") != "--network=none --host-uds=none --gofer-network-namespace=new" {
 		t.Errorf("runsc launch flags %q", f)
 	}
 	if f := (Runtime{Name: "crun"}).sandboxFlags(); f != nil {
 		t.Errorf("crun launch flags %q, want none", f)
+	}
+}
+
+// runsc keeps a run's state as files in its root, no directory: the
+// teardown's proof finds each one left, and nothing once they are gone
+// (runsc's shared null-netns is not the run's).
+func TestRunscStateLeft(t *testing.T) {
+	root := t.TempDir()
+	r := Runtime{Name: "runsc", Path: filepath.Join(root, "no-runsc"), Root: root}
+	id := "20261201T000000.000Z-0123abcd"
+	if err := os.WriteFile(filepath.Join(root, "null-netns"), nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if left := r.stateLeft(context.Background(), id); left != nil {
+		t.Errorf("nothing of %s in the root, yet left: %q", id, left)
+	}
+	files := RunscStateFiles(root, id)
+	for _, p := range files {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := r.stateLeft(context.Background(), id)
+	if len(left) != len(files) {
+		t.Fatalf("left %q, want each of %q", left, files)
+	}
+	for i, p := range files {
+		if !strings.Contains(left[i], p) {
+			t.Errorf("left[%d] = %q, want %s", i, left[i], p)
+		}
 	}
 }

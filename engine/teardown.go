@@ -248,6 +248,9 @@ func (r Runtime) stateLeft(ctx context.Context, id string) []string {
 	if r.Path == "" || r.Root == "" {
 		return nil
 	}
+	if r.Name == "runsc" {
+		return r.runscStateLeft(ctx, id)
+	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -5,10 +5,13 @@ import (
 	"net"
 	"os"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/netpolicy/bridge"
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/seccomp"
+	"github.com/agentbox/agentbox/selftest"
 )
 
 // gVisor (runsc): the agent runs on gVisor's Sentry, a kernel in user
@@ -17,6 +20,37 @@ import (
 // gets each gateway connection from the launcher over a second channel,
 // its fd 4 (bridge.Dialer), which the launcher answers with a connection
 // to the run's gateway socket and to nothing else.
+
+// Under gVisor the agent's seccomp filter is not runsc's to apply: its
+// --oci-seccomp converts every SCMP_ACT_ERRNO of the spec into EPERM,
+// whatever errnoRet says (runsc/specutils/seccomp), so clone3 would fail
+// with EPERM instead of the profile's ENOSYS, and glibc, which falls back to
+// clone on ENOSYS only, could start no thread (node, python, every agent
+// CLI). The bundle's filter is compiled here instead and loaded by init's
+// children, the probes and the agent, with seccomp(2), which the Sentry
+// runs with the filter's own return values; init itself runs unfiltered
+// inside the Sentry, as agentbox's own code.
+
+// compileSentryFilter compiles the seccomp filter of s, the spec of the
+// bundle, for init's children under runsc.
+func (p *prepared) compileSentryFilter(s *specs.Spec) error {
+	if p.plan.Runtime.Name != "runsc" || s.Linux == nil || s.Linux.Seccomp == nil {
+		return nil
+	}
+	prog, err := seccomp.Compile(s.Linux.Seccomp)
+	if err != nil {
+		return fmt.Errorf("compile the seccomp filter for gVisor: %w", err)
+	}
+	p.sentryFilter = prog.BPF
+	return nil
+}
+
+// gvisorInit gives init's children the filter under runsc.
+func (p *prepared) gvisorInit(ic *selftest.InitConfig) {
+	if p.sentryFilter != nil {
+		ic.Agent.Seccomp = p.sentryFilter
+	}
+}
 
 // gvisorBridge is the launcher's end of init's bridge dialer.
 type gvisorBridge struct {

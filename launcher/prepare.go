@@ -46,6 +46,9 @@ type prepared struct {
 	// dialer is init's bridge dialer under gVisor (gvisor.go); nil else.
 	dialer *gvisorBridge
 	sess   *engine.Session
+	// sentryFilter is the bundle's seccomp filter, compiled, which init's
+	// children load under gVisor (gvisor.go); nil else.
+	sentryFilter []byte
 	// agent is the agent's starter: its pid inside and on the host.
 	agent struct{ inside, host int }
 	// user is what an --isolation user run holds (user.go).
@@ -201,6 +204,9 @@ func (p *prepared) writeBundle() error {
 		}
 		weaken(&cp)
 		s = &cp
+	}
+	if err := p.compileSentryFilter(s); err != nil {
+		return err
 	}
 	return p.eng.WriteBundle(p.runDir.Bundle(), s, p.plan.Rootfs)
 }

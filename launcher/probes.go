@@ -118,6 +118,7 @@ func (p *prepared) configureInit() error {
 		ic.Agent.User = &selftest.Credential{UID: id.UID, GID: id.GID}
 	}
 	p.userInit(&ic)
+	p.gvisorInit(&ic)
 	if cfg.WeakenInit != nil {
 		cfg.WeakenInit(&ic)
 	}

@@ -206,7 +206,7 @@ func (t Teardown) Summary() string {
 // WorkspaceGrant is how a root-owned workspace was handed to the agent and
 // taken back at teardown.
 type WorkspaceGrant struct {
-	Method string `json:"method"`           // "acl" or "idmap"
+	Method string `json:"method"`           // "acl", "chown" or "idmap"
 	Reason string `json:"reason,omitempty"` // why that method
 	Grant  string `json:"grant,omitempty"`  // what the grant did, in one line
 	Revoke string `json:"revoke,omitempty"` // what the revoke did, in one line

@@ -45,7 +45,7 @@ func TestGvisorPlan(t *testing.T) {
 	if g.Landlock != nil {
 		t.Errorf("runsc: Landlock planned (%+v): the Sentry has none", g.Landlock)
 	}
-	if c := codes(g); !strings.Contains(c, "gvisor-landlock-absent") || !strings.Contains(c, "gvisor-sentry-cgroup-namespace") || !strings.Contains(c, "gvisor-workspace-grant") || strings.Contains(c, "workspace-socket-after-launch") {
+	if c := codes(g); !strings.Contains(c, "gvisor-landlock-absent") || !strings.Contains(c, "gvisor-sentry-cgroup-namespace") || strings.Contains(c, "gvisor-workspace-grant") || strings.Contains(c, "workspace-socket-after-launch") {
 		t.Errorf("runsc residuals %q", c)
 	}
 	r := plan("runc")

@@ -42,10 +42,7 @@ func (r *resolver) resolveIdentity() error {
 			id.GID, id.KeepGID = owner.GID, ptr(owner.GID)
 		}
 	default:
-		id.GrantWorkspace = true
-		if r.gvisor() {
-			r.residual("gvisor-workspace-grant", "the workspace is root's, and agentbox hands it to the agent with an ACL for the run, which gVisor's Sentry does not evaluate (it checks the mode bits): under gVisor the agent cannot write the workspace; give the workspace to the user the agent should run as (chown), or use runc or crun")
-		}
+		id.GrantWorkspace = true // under runsc by chown, not ACLs (engine.GrantChown)
 	}
 	if err := r.checkSubIDs(id); err != nil {
 		return err

@@ -108,6 +108,11 @@ func TestKilledAgentEndsTheRunCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	runDir, meta := waitForAgent(t, envValue(env, "AGENTBOX_RUN_ROOT"), filepath.Join(ws, "ready"))
+	if onRunsc() {
+		killGvisorAgent(t, meta, ws) // the agent is a task of the Sentry, no host process
+		assertKilledAgentEnded(t, cmd, runDir, meta)
+		return
+	}
 	var agent int
 	for _, pid := range engine.PidsInNamespace(meta.PidNS) {
 		if cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); strings.HasPrefix(string(cmdline), "/usr/bin/sh\x00") {
@@ -120,6 +125,11 @@ func TestKilledAgentEndsTheRunCleanly(t *testing.T) {
 	if err := syscall.Kill(agent, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	assertKilledAgentEnded(t, cmd, runDir, meta)
+}
+
+func assertKilledAgentEnded(t *testing.T, cmd *exec.Cmd, runDir string, meta engine.Meta) {
+	t.Helper()
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 137 {

@@ -6,11 +6,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/internal/testutil"
 )
 
@@ -43,6 +46,36 @@ func builtRunsc(t *testing.T) string {
 		testutil.Skip(t, p+" missing: scripts/runsc-build.sh (make setup) builds it")
 	}
 	return p
+}
+
+// testRuntimePath is the runtime AGENTBOX_TEST_RUNTIME names: for runsc
+// the one scripts/runsc-build.sh builds (Debian 12's, on PATH, is refused:
+// TestRunscRefusedWithItsReasonAsRoot), else the name, found on PATH.
+func testRuntimePath(t *testing.T, rt string) string {
+	t.Helper()
+	if rt == "runsc" {
+		return builtRunsc(t)
+	}
+	testutil.RequireBinary(t, rt, rt)
+	return rt
+}
+
+// onRunsc reports whether the suite runs under gVisor
+// (AGENTBOX_TEST_RUNTIME=runsc): the tests that meet one of gVisor's
+// differences assert gVisor's behaviour there, with the reason.
+func onRunsc() bool { return os.Getenv(testRuntimeEnv) == "runsc" }
+
+// agentTTYName is the start of what `tty` says in the sandbox with a
+// terminal: a pty of the sandbox's own devpts, and under gVisor "not a
+// tty": runsc makes the pty on the host and imports its end into the
+// Sentry as a host file (/proc/self/fd/0 reads "host:[1]"), which has no
+// name, so ttyname(3) fails though isatty(3) holds (google/gvisor#13535;
+// TestGvisorTerminalAsRoot asserts the rest).
+func agentTTYName() string {
+	if onRunsc() {
+		return "not a tty"
+	}
+	return "/dev/pts/"
 }
 
 // probeLines runs `agentbox selftest --json` and returns each result by
@@ -163,4 +196,166 @@ exit 7`
 	if err != nil || string(b) != "hi\n" {
 		t.Errorf("the workspace file on the host: %q, %v", b, err)
 	}
+}
+
+// A root-owned workspace under gVisor: the Sentry evaluates no POSIX ACL,
+// so the workspace is lent to the agent's unprivileged host uid (chown)
+// for the run instead of granted with ACLs. The agent, not root inside,
+// writes an existing file and makes new ones; afterwards every inode is
+// root's again with the mode it had, and the record names the method.
+func TestGvisorRootOwnedWorkspaceAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	runsc := builtRunsc(t)
+	ws := workspaceOwnedBy(t, 0, 0)
+	if err := os.WriteFile(filepath.Join(ws, "existing"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := isolatedEnv(t)
+	r := runIn(t, env, ws, "run", "--runtime", runsc, "--", "sh", "-c", "id -u; echo more >> existing && echo new > new && mkdir -p d/e && echo f > d/e/f && chmod 0777 . && echo ws-writable")
+	if r.code != 0 || !strings.Contains(r.stdout, "ws-writable") {
+		t.Fatalf("exit %d, want the agent to write the workspace\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if first, _, _ := strings.Cut(r.stdout, "\n"); first == "0" {
+		t.Errorf("the agent ran as root inside: %q", first)
+	}
+	if strings.Contains(r.stderr, "gvisor-workspace-grant") {
+		t.Errorf("a residual says the workspace is not writable, yet it is:\n%s", r.stderr)
+	}
+	_ = filepath.Walk(ws, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 0 || st.Gid != 0 {
+			t.Errorf("%s owned by %d:%d after the run, want root's", p, st.Uid, st.Gid)
+		}
+		return nil
+	})
+	for p, want := range map[string]os.FileMode{ws: 0o755, filepath.Join(ws, "existing"): 0o644} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (%v), want %v", p, fi.Mode().Perm(), err, want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "existing")); err != nil || string(b) != "x\nmore\n" {
+		t.Errorf("existing file on the host: %q, %v", b, err)
+	}
+	g := lastRecord(t, env).Teardown.WorkspaceGrant
+	if g == nil || g.Method != engine.GrantChown || !strings.Contains(g.Reason, "evaluates no POSIX ACL") || !strings.Contains(g.Grant, "lent to the agent") {
+		t.Errorf("the record's workspace grant %+v, want the chown method, its reason and what was lent", g)
+	}
+}
+
+// The terminal under gVisor: the agent gets runsc's pty, made on the host
+// for the run and imported into the Sentry as a host file. isatty(3)
+// holds on stdin and stdout and the user's window size reaches it, but the
+// file has no name: /proc/self/fd/0 reads "host:[N]" and `tty` says "not
+// a tty" (google/gvisor#13535), where runc gives a /dev/pts/N of the
+// sandbox. It is not the user's terminal: a title the agent sets is
+// stripped by agentbox's filter, which sees only what comes out of the
+// pty's master.
+func TestGvisorTerminalAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	runsc := builtRunsc(t)
+	uid, gid := testUser(t)
+	ws := workspaceOwnedBy(t, uid, gid)
+	inner := "stty cols 123 rows 45; " + agentboxBin + " run --runtime " + runsc +
+		` -- sh -c 'tty; echo fd0=$(readlink /proc/self/fd/0); stty size; test -t 0 && test -t 1 && echo both-terminals; printf "\033]2;agentbox-title-leak\007"; exit 5'; echo exit=$?`
+	out, err := scriptCommand(t, isolatedEnv(t), ws, inner).CombinedOutput()
+	if err != nil {
+		t.Fatalf("script: %v\n%s", err, out)
+	}
+	checkStartsWithAgent(t, string(out), "not a tty")
+	for _, want := range []string{"fd0=host:[", "45 123", "both-terminals", "exit=5"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%q", want, out)
+		}
+	}
+	if strings.Contains(string(out), "agentbox-title-leak") {
+		t.Errorf("the agent's title reached the user's terminal: its terminal is not behind agentbox's filter\n%q", out)
+	}
+}
+
+// killGvisorAgent kills the agent of run meta from outside under gVisor,
+// where it is a task of the Sentry and no host process: through runsc, by
+// its pid inside, which the agent wrote to ws/agent.pid.
+func killGvisorAgent(t *testing.T, meta engine.Meta, ws string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws, "agent.pid"))
+	pid := strings.TrimSpace(string(b))
+	if err != nil || pid == "" {
+		t.Fatalf("the agent's pid inside: %q, %v", b, err)
+	}
+	if out, err := exec.Command(meta.Runtime.Path, "--root", meta.Runtime.Root, "kill", "--pid", pid, meta.RunID, "KILL").CombinedOutput(); err != nil {
+		t.Fatalf("runsc kill --pid %s: %v\n%s", pid, err, out)
+	}
+}
+
+// assertContainerdRefusesRunsc: agentbox drives runc and crun under
+// containerd's runc shim, and gVisor only through runsc itself (its shim,
+// containerd-shim-runsc-v1, is not driven): a run on --engine containerd
+// under the suite's runsc is refused before anything is made, with the
+// reason. The containerd tests assert this under gVisor, and end there.
+func assertContainerdRefusesRunsc(t *testing.T) {
+	t.Helper()
+	uid, gid := testUser(t)
+	r := runIn(t, isolatedEnv(t), workspaceOwnedBy(t, uid, gid), "run", "--engine", "containerd", "--address", testContainerdAddress(), "--", "true")
+	if r.code != 4 || !strings.Contains(r.stderr, "containerd-shim-runsc-v1") || !strings.Contains(r.stderr, "--engine runtime --runtime runsc") {
+		t.Fatalf("exit %d, want 4 with runsc refused on containerd and the way that works\nstderr:\n%s", r.code, r.stderr)
+	}
+	t.Skip("gVisor under containerd is refused (asserted); the rest of this test is for runc and crun under containerd")
+}
+
+// Doctor reports a runsc on PATH that agentbox accepts: PASS, with its
+// version and path, and both launch modes holding.
+func TestGvisorDoctorReportsRunscAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	runsc := builtRunsc(t)
+	env := isolatedEnv(t)
+	env = append(withoutKey(env, "PATH"), "PATH="+filepath.Dir(runsc)+":"+envValue(env, "PATH"))
+	r := runIn(t, env, "/", "doctor", "--json")
+	var doc struct {
+		Checks []struct{ ID, Status, Detail string }
+		Modes  []struct {
+			Runtime, Mode string
+			Holds         bool
+		} `json:"runtime_modes"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("doctor --json (exit %d): %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	ver := strings.TrimPrefix(filepath.Base(filepath.Dir(runsc)), "runsc-")
+	found := false
+	for _, c := range doc.Checks {
+		if c.ID != "runtime-runsc" {
+			continue
+		}
+		found = true
+		if c.Status != "PASS" || !strings.Contains(c.Detail, "runsc "+ver+" at "+runsc) || !strings.Contains(c.Detail, "accepts it") {
+			t.Errorf("runtime-runsc: %s %q, want PASS naming version %s, the path and that run accepts it", c.Status, c.Detail, ver)
+		}
+	}
+	if !found {
+		t.Errorf("doctor has no runtime-runsc check:\n%s", r.stdout)
+	}
+	modes := 0
+	for _, m := range doc.Modes {
+		if m.Runtime == "runsc" {
+			modes++
+			if !m.Holds {
+				t.Errorf("runsc %s: doctor says it does not launch", m.Mode)
+			}
+		}
+	}
+	if modes == 0 {
+		t.Errorf("doctor lists no runsc launch mode:\n%s", r.stdout)
+	}
+}
+
+// The launcher's boundary suite (run_integration_test.go) under gVisor:
+// no capabilities, no_new_privs, seccomp, a read-only root, no canary,
+// mount and unshare refused, only lo, the workspace writable with the
+// owner's ids. Its differences are asserted in testBoundary.
+func TestGvisorBoundaryAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	testBoundary(t, builtRunsc(t))
 }

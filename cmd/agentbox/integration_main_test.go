@@ -128,8 +128,7 @@ func testEnginePolicy(t *testing.T) string {
 	t.Helper()
 	doc := ""
 	if rt := os.Getenv(testRuntimeEnv); rt != "" {
-		testutil.RequireBinary(t, rt, rt)
-		doc += "runtime: " + rt + "\n"
+		doc += "runtime: " + testRuntimePath(t, rt) + "\n"
 	}
 	switch e := os.Getenv(testEngineEnv); e {
 	case "", "runtime":

@@ -27,7 +27,7 @@ func TestTerminalIsAFreshPty(t *testing.T) {
 	}
 	// The first bytes the user's terminal shows from the run are the
 	// agent's own: `tty`'s answer, a pty of the sandbox's.
-	checkStartsWithAgent(t, agent, "/dev/pts/")
+	checkStartsWithAgent(t, agent, agentTTYName())
 	for _, want := range []string{"45 123", "both-terminals", "exit=5"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -51,7 +51,7 @@ func TestTypedAheadEOFReachesTheAgentAsTyped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("script: %v\n%q", err, out)
 	}
-	checkStartsWithAgent(t, string(out), "/dev/pts/")
+	checkStartsWithAgent(t, string(out), agentTTYName())
 	if obs := observations(agentOutput(string(out))); obs["read"] != "eof" {
 		t.Errorf("the agent's read: %q, want the end of input\n%q", obs["read"], out)
 	}
