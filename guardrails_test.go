@@ -142,7 +142,7 @@ var layers = map[string]layer{
 	"cmd/agentbox-init": {may: []string{"internal/nsexec", "netpolicy/bridge", "selftest"}},
 	// Benchmarks and test helpers.
 	"bench/abbench":                {may: []string{"engine", "policy", "selftest"}, exec: true},
-	"internal/testutil":            {exec: true},
+	"internal/testutil":            {may: []string{"seccomp/profiles"}, exec: true},
 	"internal/policytest":          {may: []string{"policy"}},
 	"compose/internal/composetest": {may: []string{"policy"}},
 	// A module of its own that builds the kube test tier's kube-apiserver
