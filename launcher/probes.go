@@ -151,7 +151,7 @@ func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 		return verified{}, fmt.Errorf("self-test: %w", err)
 	}
 	v := verified{results: results}
-	v.host = selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDs(), p.hostState())
+	v.host = p.verifyHost() // user.go, user_darwin.go
 	if p.plan.Runtime.Name == "runsc" {
 		selftest.SentrySubstitute(v.results, v.host) // gvisor.go names each difference
 	}
