@@ -95,7 +95,7 @@ func (pl *planned) chooseUser() error {
 	if err != nil {
 		return err
 	}
-	pl.host.Account = &policy.UserAccount{Name: a.Name, UID: uint32(a.UID), GID: uint32(a.GID), Home: a.Home} //nolint:gosec // ids from dscl, not negative
+	pl.host.Account = &policy.UserAccount{Name: a.Name, UID: uint32(a.UID), GID: uint32(a.GID), Home: a.Home}
 	pl.run.GatewayPort = policy.GatewayPort
 	if !pl.dry {
 		pl.run.GatewayPort, err = freeLoopbackPort()
@@ -192,9 +192,10 @@ func (p *prepared) renderMac() error {
 			if rel, err := filepath.Rel(p.plan.Workspace, m.Destination); err == nil && !strings.HasPrefix(rel, "..") {
 				r.Protected = append(r.Protected, filepath.Join(ws, rel))
 			}
-		case policy.KindCover:
-			// A socket in the workspace: the profile allows no connect but
-			// the gateway's TCP port, so it is closed already.
+		default:
+			// A socket cover: the profile allows no connect but the
+			// gateway's TCP port, so a socket in the workspace is closed
+			// already. The other kinds are an OCI runtime's mounts.
 		}
 	}
 	if r.Tmp, err = planTmp(p.plan.Env, r.Tmp); err != nil {
@@ -278,7 +279,7 @@ func (p *prepared) verifyHost() []selftest.Result {
 			GIDs:   []int{int(pc.P_rgid), int(pc.P_svgid)},
 			Groups: ucredGroups(uc),
 		}
-		if kp.Proc.P_pid != int32(pid) { //nolint:gosec // a pid fits
+		if kp.Proc.P_pid != int32(pid) {
 			err = fmt.Errorf("kern.proc.pid %d answered pid %d", pid, kp.Proc.P_pid)
 		}
 	}

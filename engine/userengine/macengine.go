@@ -34,8 +34,6 @@ type MacEngine struct {
 	// and its exit code; nil is the real one (runArgv).
 	Exec   func(ctx context.Context, argv []string) (out string, code int, err error)
 	bundle string
-	// waited is the starter's exit, once Wait saw it.
-	waited *engine.State
 }
 
 var _ engine.Engine = (*MacEngine)(nil)
@@ -353,9 +351,9 @@ func (e *MacEngine) Create(ctx context.Context, _ string, bundle string, o engin
 
 // credential is the account's: its uid, gid and every group id -G lists.
 func (e *MacEngine) credential() *syscall.Credential {
-	c := &syscall.Credential{Uid: uint32(e.Run.UID), Gid: uint32(e.Run.GID)} //nolint:gosec // ids from dscl, checked positive by the launcher
+	c := &syscall.Credential{Uid: uint32(e.Run.UID), Gid: uint32(e.Run.GID)}
 	for _, g := range e.Run.Groups {
-		c.Groups = append(c.Groups, uint32(g)) //nolint:gosec // as above
+		c.Groups = append(c.Groups, uint32(g))
 	}
 	return c
 }

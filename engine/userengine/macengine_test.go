@@ -2,6 +2,8 @@ package userengine
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,7 +145,7 @@ func TestMacEngineTeardown(t *testing.T) {
 	if !cleaned {
 		t.Error("the launcher's cleanups did not run")
 	}
-	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+	if _, err := os.Stat(runDir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("run directory left: %v", err)
 	}
 }
