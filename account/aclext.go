@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -71,22 +72,22 @@ func ParseLsACL(out string) ([]ExtACE, error) {
 		}
 		return nil, nil
 	}
-	var out2 []ExtACE
+	var entries []ExtACE
 	for i, line := range lines[1:] {
 		m := aceLine.FindStringSubmatch(line)
-		if m == nil || m[1] != fmt.Sprint(i) {
+		if m == nil || m[1] != strconv.Itoa(i) {
 			return nil, fmt.Errorf("%w: line %q is not entry %d", ErrBadExtACL, line, i)
 		}
 		e, err := parseACE(m[2])
 		if err != nil {
 			return nil, err
 		}
-		out2 = append(out2, e)
+		entries = append(entries, e)
 	}
-	if len(out2) == 0 {
+	if len(entries) == 0 {
 		return nil, fmt.Errorf("%w: mode %s says ACL, no entry listed", ErrBadExtACL, mode)
 	}
-	return out2, nil
+	return entries, nil
 }
 
 // parseACE reads "user:NAME [inherited] allow|deny RIGHT,RIGHT…".

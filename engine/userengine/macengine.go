@@ -17,6 +17,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/agentbox/agentbox/account"
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/policy"
@@ -116,7 +117,7 @@ func (e *MacEngine) LoadFence(ctx context.Context) error {
 		return fmt.Errorf("network fence: %w", err)
 	}
 	if !HasUserRules(rules, e.Run.UID) {
-		return fmt.Errorf("network fence: pfctl -s rules of anchor %s shows no rule of uid %d after the load", "com.apple/agentbox", e.Run.UID)
+		return fmt.Errorf("network fence: pfctl -s rules of anchor %s shows no rule of uid %d after the load", account.PFAnchor, e.Run.UID)
 	}
 	return nil
 }
@@ -199,7 +200,7 @@ func (e *MacEngine) Teardown(ctx context.Context, t engine.Target, cleanups ...f
 	}
 	if rules, err := e.run(ctx, r.PFShowArgv()); err != nil || HasUserRules(rules, r.UID) {
 		note(err)
-		rec.RuntimeStateLeft = append(rec.RuntimeStateLeft, "pf anchor com.apple/agentbox rules of uid "+strconv.Itoa(r.UID))
+		rec.RuntimeStateLeft = append(rec.RuntimeStateLeft, "pf anchor "+account.PFAnchor+" rules of uid "+strconv.Itoa(r.UID))
 	}
 	if r.PFToken != "" {
 		_, err := e.run(ctx, r.PFReleaseArgv())
