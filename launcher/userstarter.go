@@ -28,7 +28,11 @@ import (
 // its probe child's (selftest.ReadResults, NoResult), reports its own pid
 // as the agent-to-be, waits for the go, and executes the agent in its own
 // place, so that the agent is the launcher's child (its exit status,
-// signals and streams the launcher's). Nothing of root's runs in it: the
+// signals and streams the launcher's). Before that it leaves a watchdog
+// behind (StarterCommand --watch), the account's too, which holds the
+// protocol's socket for the rest of the run: when the launcher closes it
+// (teardown) or dies, the watchdog kills every process of the account, as
+// agentbox-init ends the sandbox on Linux. Nothing of root's runs in it: the
 // gateway's loopback relay is the launcher's (user_darwin.go). It builds
 // on every OS and is tested on Linux; only the Mac runs it for real.
 
@@ -41,18 +45,26 @@ type starterSys struct {
 	// probe starts the probe child with cfg on its stdin; out is its
 	// stdout, wait waits for it.
 	probe func(cfg selftest.InitConfig) (out io.ReadCloser, wait func() error, err error)
+	// watch starts the watchdog on the protocol's socket.
+	watch func() error
 	// exec replaces the process with the agent.
 	exec func(path string, args, env []string, dir string) error
 	pid  int
 }
 
-// StarterMain is `agentbox __agentbox-starter` (the protocol on fd 3) and
+// StarterMain is `agentbox __agentbox-starter` (the protocol on fd 3),
 // `agentbox __agentbox-starter --probe` (the probe child: the config on
 // stdin, JSON results on stdout; exit 0 when all passed, 1 when one did
-// not, 2 on bad input).
+// not, 2 on bad input) and `agentbox __agentbox-starter --watch` (the
+// watchdog: the socket on fd 3).
 func StarterMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 1 && args[0] == "--probe" {
 		return starterProbe(stdin, stdout, stderr)
+	}
+	if len(args) == 1 && args[0] == "--watch" {
+		f := os.NewFile(uintptr(selftest.InitFD), "agentbox-watch")
+		watchChannel(f, killAccount)
+		return 0
 	}
 	if len(args) != 0 {
 		fmt.Fprintln(stderr, "agentbox: the starter takes no arguments; the launcher starts it")
@@ -64,8 +76,8 @@ func StarterMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	unix.CloseOnExec(selftest.InitFD) // neither the probe child nor the agent gets it
 	f := os.NewFile(uintptr(selftest.InitFD), "agentbox-starter")
+	defer f.Close() // the watchdog gets it first
 	conn, err := selftest.NewConn(f)
-	f.Close()
 	if err != nil {
 		fmt.Fprintf(stderr, "agentbox: starter: %v\n", err)
 		return selftest.ExitInitFailed
@@ -77,6 +89,7 @@ func StarterMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	return runStarter(conn, stderr, starterSys{
 		probe: func(cfg selftest.InitConfig) (io.ReadCloser, func() error, error) { return startProbeChild(self, cfg) },
+		watch: func() error { return startWatchdog(self, f) },
 		exec:  execAgent,
 		pid:   os.Getpid(),
 	})
@@ -132,6 +145,9 @@ func runStarter(conn *selftest.Conn, stderr io.Writer, sys starterSys) int {
 	}
 	// No Landlock on macOS: the zero status says so; Seatbelt is the
 	// layer (the plan's profile, applied before this process started).
+	if err := sys.watch(); err != nil {
+		return fail(selftest.ExitInitFailed, "watchdog", err)
+	}
 	if err := conn.Send(selftest.Message{Type: selftest.MsgStarted, PID: sys.pid, Landlock: &selftest.LandlockStatus{}}); err != nil {
 		return fail(selftest.ExitInitFailed, "report start", err)
 	}
@@ -196,6 +212,31 @@ func startProbeChild(self string, cfg selftest.InitConfig) (io.ReadCloser, func(
 	}
 	return out, cmd.Wait, nil
 }
+
+// startWatchdog starts self --watch with the protocol's socket as its fd
+// 3, in a process group of its own (a signal the terminal sends the
+// agent's group does not end it), and does not wait for it.
+func startWatchdog(self string, sock *os.File) error {
+	cmd := exec.Command(self, StarterCommand, "--watch")
+	cmd.ExtraFiles = []*os.File{sock}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// watchChannel reads r, the protocol's socket, until the launcher's end
+// closes or fails, then kills.
+func watchChannel(r io.Reader, kill func()) {
+	_, _ = io.Copy(io.Discard, r)
+	kill()
+}
+
+// killAccount sends SIGKILL to every process of this uid but the caller
+// (kill(2) with pid -1, as the account: only its own processes).
+func killAccount() { _ = syscall.Kill(-1, syscall.SIGKILL) }
 
 // starterProbe is the probe child: the config on stdin, one JSON result a
 // line on stdout.

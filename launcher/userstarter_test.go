@@ -34,10 +34,11 @@ func starterUnderTest(t *testing.T, probeOut string, execd *[]string) (*selftest
 			return io.NopCloser(strings.NewReader(probeOut)), func() error { return nil }, nil
 		},
 		exec: func(path string, args, env []string, dir string) error {
-			*execd = append([]string{path, dir}, args...)
+			*execd = append(append(*execd, path, dir), args...)
 			return errors.New("fake exec")
 		},
-		pid: 4242,
+		watch: func() error { *execd = append(*execd, "watchdog"); return nil },
+		pid:   4242,
 	}
 	code := make(chan int, 1)
 	go func() { code <- runStarter(conn, io.Discard, sys) }()
@@ -98,7 +99,7 @@ func TestStarterRelaysTheProbesThenExecutesTheAgent(t *testing.T) {
 		t.Errorf("exit after a failed exec = %d, want %d", c, selftest.ExitCannotExec)
 	}
 	bin := strings.TrimPrefix(cfg.Agent.Env[0], "PATH=/nonexistent:")
-	if want := []string{filepath.Join(bin, "agent"), "/ws", "agent", "--print", "hi"}; !slices.Equal(execd, want) {
+	if want := []string{"watchdog", filepath.Join(bin, "agent"), "/ws", "agent", "--print", "hi"}; !slices.Equal(execd, want) {
 		t.Errorf("exec %q, want %q (found on the agent's PATH)", execd, want)
 	}
 }
@@ -183,5 +184,29 @@ func TestLookPathIn(t *testing.T) {
 	}
 	if envValue([]string{"PATH=/a", "X=1", "PATH=/b"}, "PATH") != "/b" || envValue(nil, "PATH") != "" {
 		t.Error("envValue does not take the last PATH")
+	}
+}
+
+// TestStarterWatchdogKillsWhenTheLauncherGoes: the watchdog ends the
+// account's processes once the launcher's end of the socket closes, and
+// not before.
+func TestStarterWatchdogKillsWhenTheLauncherGoes(t *testing.T) {
+	lc, end, err := selftest.NewLauncher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer end.Close()
+	killed := make(chan struct{})
+	go watchChannel(end, func() { close(killed) })
+	select {
+	case <-killed:
+		t.Fatal("killed while the launcher holds its end")
+	case <-time.After(100 * time.Millisecond):
+	}
+	lc.Close()
+	select {
+	case <-killed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no kill after the launcher's end closed")
 	}
 }
