@@ -116,6 +116,8 @@ func (p *prepared) verifyHost() []selftest.Result {
 	return selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDs(), p.hostState())
 }
 
+// hostState is what VerifyHost compares the sandbox with: the launcher's
+// own namespaces and mounts, and the plan's intended binds.
 func (p *prepared) hostState() selftest.HostState {
 	hs, err := selftest.ReadHostState(p.eng.ProcRoot())
 	if err != nil {
