@@ -72,7 +72,7 @@ integration: setup build ## unit and integration tests as root (real runc, kerne
 rootless: setup ## the launcher's integration suite as the unprivileged user agentbox-test
 	scripts/test-rootless.sh
 
-lint: $(LINT) ## go vet for linux and darwin, golangci-lint (installed into bin/ on first use), a darwin/arm64 build of agentbox
+lint: $(LINT) ## go vet and golangci-lint (installed into bin/ on first use) for linux and darwin, a darwin/arm64 build of agentbox
 	$(GO) vet ./...
 	$(GO) vet $(EXT) ./cmd/agentbox
 	GOOS=darwin $(GO) vet ./...
@@ -81,6 +81,7 @@ lint: $(LINT) ## go vet for linux and darwin, golangci-lint (installed into bin/
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/agentbox
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(EXT) -o /dev/null ./cmd/agentbox
 	$(LINT) run --max-issues-per-linter 0 --max-same-issues 0 ./...
+	GOOS=darwin $(LINT) run --max-issues-per-linter 0 --max-same-issues 0 ./...
 
 $(LINT):
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(LINTVER)

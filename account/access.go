@@ -35,12 +35,13 @@ func (p Perm) String() string {
 // ErrNotSupported is returned where this OS lacks what a fact needs.
 var ErrNotSupported = errors.New("not supported on this OS")
 
-// Meta is what decides access to one file: owner, group, mode and access
-// ACL (nil for none).
+// Meta is what decides access to one file: owner, group, mode, access
+// ACL (nil for none) and, on macOS, the extended ACL (nil for none).
 type Meta struct {
 	UID, GID int
 	Mode     fs.FileMode
 	ACL      []ACLEntry
+	Ext      []ExtACE
 }
 
 // Grant says whether the account has the wanted access to one file and by
@@ -49,16 +50,40 @@ type Meta struct {
 type Grant struct {
 	OK  bool
 	Why string
+	// Undecided says the facts could not decide (Why says what is
+	// missing): Reach makes it Unknown, never No.
+	Undecided bool
 }
 
 // Allowed decides as the kernel's permission check does (fs/namei.c
 // acl_permission_check, fs/posix_acl.c posix_acl_permission) whether a holds
-// want on a file with m. uid 0 reads and searches everything.
+// want on a file with m. uid 0 reads and searches everything. A macOS
+// extended ACL is evaluated first (aclext.go); what it leaves undecided
+// falls to the mode bits.
 func Allowed(a Account, m Meta, want Perm) Grant {
+	if a.UID == 0 {
+		return Grant{OK: true, Why: "uid 0 (CAP_DAC_OVERRIDE)"}
+	}
+	if m.Ext == nil {
+		return allowedPOSIX(a, m, want)
+	}
+	g, rest, decided, err := extAllowed(a, m.Ext, want)
+	switch {
+	case err != nil:
+		return Grant{Why: err.Error(), Undecided: true}
+	case decided:
+		return g
+	}
+	p := allowedPOSIX(a, m, rest)
+	if g.Why != "" {
+		p.Why = g.Why + "; then " + p.Why
+	}
+	return p
+}
+
+func allowedPOSIX(a Account, m Meta, want Perm) Grant {
 	perm := Perm(m.Mode.Perm())
 	switch {
-	case a.UID == 0:
-		return Grant{true, "uid 0 (CAP_DAC_OVERRIDE)"}
 	case a.UID == m.UID:
 		return grant(perm>>6&7, want, "owner")
 	case m.ACL != nil:
@@ -71,9 +96,9 @@ func Allowed(a Account, m Meta, want Perm) Grant {
 
 func grant(have, want Perm, why string) Grant {
 	if have&want == want {
-		return Grant{true, why}
+		return Grant{OK: true, Why: why}
 	}
-	return Grant{false, why + " lacks " + want.String()}
+	return Grant{Why: why + " lacks " + want.String()}
 }
 
 // aclAllowed is posix_acl_permission: a named user entry, else any matching
@@ -98,20 +123,20 @@ func aclAllowed(a Account, m Meta, want Perm) Grant {
 		}
 		if (e.Tag == TagGroupObj || e.Tag == TagGroup) && a.InGroup(gid) {
 			if e.Perm&mask&want == want {
-				return Grant{true, fmt.Sprintf("ACL %s (group %s)", e, a.groupName(gid))}
+				return Grant{OK: true, Why: fmt.Sprintf("ACL %s (group %s)", e, a.groupName(gid))}
 			}
 			found = "ACL " + e.String()
 		}
 	}
 	if found != "" {
-		return Grant{false, found + " lacks " + want.String()}
+		return Grant{Why: found + " lacks " + want.String()}
 	}
 	for _, e := range m.ACL {
 		if e.Tag == TagOther {
 			return grant(e.Perm, want, "ACL "+e.String())
 		}
 	}
-	return Grant{false, "ACL without an other entry"}
+	return Grant{Why: "ACL without an other entry"}
 }
 
 func (a Account) groupName(gid int) string {
@@ -147,6 +172,9 @@ func (hostFS) Lstat(p string) (Meta, error) {
 	m := Meta{UID: int(st.Uid), GID: int(st.Gid), Mode: fi.Mode()}
 	if fi.Mode()&fs.ModeSymlink == 0 {
 		if m.ACL, err = readACL(p); err != nil {
+			return Meta{}, err
+		}
+		if m.Ext, err = readExtACL(p); err != nil {
 			return Meta{}, err
 		}
 	}
@@ -191,6 +219,9 @@ func Reach(fsys FS, a Account, p string, want Perm) Access {
 			return failed(cur, err)
 		}
 		if g := Allowed(a, dir, Exec); !g.OK {
+			if g.Undecided {
+				return Access{Unknown, cur, "whether it can search " + cur + ": " + g.Why}
+			}
 			return Access{No, cur, "cannot search " + cur + ": " + g.Why}
 		}
 		next := path.Join(cur, name)
@@ -230,8 +261,11 @@ func Reach(fsys FS, a Account, p string, want Perm) Access {
 
 func final(a Account, m Meta, p string, want Perm) Access {
 	g := Allowed(a, m, want)
-	if g.OK {
+	switch {
+	case g.OK:
 		return Access{Yes, p, g.Why}
+	case g.Undecided:
+		return Access{Unknown, p, g.Why}
 	}
 	return Access{No, p, g.Why}
 }

@@ -1,11 +1,11 @@
 // Package account holds the facts about a dedicated user account that the
 // agent would run as, and the artifacts that create and fence one: who the
 // account is (uid, groups, home, read from /etc/passwd and /etc/group), what
-// it can read of everyone else's files (decided from modes, owners, groups
-// and POSIX ACLs, never by trying as root), its sudo rights (parsed from
-// sudoers, never by running sudo), the variables its shell profiles set, the
-// commands `agentbox setup-user` runs (useradd on Linux, dscl on macOS), and
-// the macOS pf anchor and Seatbelt profile a later isolation engine loads.
+// it can read of everyone else's files (decided from modes, owners, groups,
+// POSIX ACLs on Linux and extended ACLs on macOS, never by trying as root),
+// its sudo rights (parsed from sudoers, never by running sudo), the
+// variables its shell profiles set, the commands `agentbox setup-user` runs (useradd on Linux, dscl on macOS), and
+// the macOS pf anchor and Seatbelt profile the macOS engine loads.
 //
 // Security-relevant defaults, and how to override them:
 //

@@ -1,11 +1,16 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package account
 
 import "fmt"
 
-// readACL cannot read ACLs here: macOS ACLs are not POSIX ACLs, and reading
-// them needs acl_get_link_np (cgo). Every path is then Unknown, not allowed.
+// readACL cannot read ACLs on this OS: every path is then Unknown, not
+// allowed.
 func readACL(path string) ([]ACLEntry, error) {
+	return nil, fmt.Errorf("read ACL of %s: %w", path, ErrNotSupported)
+}
+
+// readExtACL cannot read them either.
+func readExtACL(path string) ([]ExtACE, error) {
 	return nil, fmt.Errorf("read ACL of %s: %w", path, ErrNotSupported)
 }

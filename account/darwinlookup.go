@@ -3,6 +3,7 @@ package account
 import (
 	"bufio"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,33 @@ func DarwinReadArgv(name string) []string {
 // DarwinGroupsArgv lists the ids of every group the account is in, as the
 // kernel will see them after sudo's initgroups.
 func DarwinGroupsArgv(name string) []string { return []string{"/usr/bin/id", "-G", name} }
+
+// DarwinGroupNamesArgv lists the same groups by name, in the same order:
+// the extended ACLs ls prints name their groups.
+func DarwinGroupNamesArgv(name string) []string { return []string{"/usr/bin/id", "-Gn", name} }
+
+// NameGroups gives a's groups the names of id -Gn's output, which lists
+// the groups of id -G's output gids in the same order. Output of another
+// length names none, which leaves group ACL entries undecidable.
+func NameGroups(a Account, gids, names string) (Account, error) {
+	ids, ns := strings.Fields(gids), strings.Fields(names)
+	if len(ids) != len(ns) {
+		return a, fmt.Errorf("id -G lists %d groups and id -Gn %d", len(ids), len(ns))
+	}
+	byID := map[int]string{}
+	for i, f := range ids {
+		g, err := strconv.Atoi(f)
+		if err != nil {
+			return a, fmt.Errorf("id -G %s: %q is not a gid", a.Name, f)
+		}
+		byID[g] = ns[i]
+	}
+	a.Groups = slices.Clone(a.Groups)
+	for i := range a.Groups {
+		a.Groups[i].Name = byID[a.Groups[i].GID]
+	}
+	return a, nil
+}
 
 // ParseDSCLRead reads dscl -read's "Attr: value" lines (a value that
 // dscl wraps starts on the next line, indented) into an Account named

@@ -20,7 +20,15 @@ func LookupDarwin(ctx context.Context, name string) (Account, error) {
 	if err != nil {
 		return Account{}, err
 	}
-	return ParseDSCLRead(name, out, gids)
+	a, err := ParseDSCLRead(name, out, gids)
+	if err != nil {
+		return Account{}, err
+	}
+	names, err := output(ctx, DarwinGroupNamesArgv(name))
+	if err != nil {
+		return Account{}, err
+	}
+	return NameGroups(a, gids, names)
 }
 
 func output(ctx context.Context, argv []string) (string, error) {

@@ -116,7 +116,10 @@ func TestPFAnchorGolden(t *testing.T) {
 var seatbeltOps = regexp.MustCompile(`^(file-read\*|file-write\*|file-read-metadata|network-outbound|process-exec|process-fork|process-info\*|mach-lookup|sysctl-read|ipc-posix-sem|ipc-posix-shm-read-data|pseudo-tty|signal|default)$`)
 
 func TestSeatbeltGolden(t *testing.T) {
-	got := RenderSeatbelt(18443)
+	got, err := RenderSeatbelt(18443, []string{"/Users/alice/src/p/.git/hooks", "/Users/alice/src/p/agentbox.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	golden(t, "agent.sb.golden", got)
 	depth := 0
 	for _, l := range strings.Split(got, "\n") {
@@ -145,7 +148,7 @@ func TestSeatbeltGolden(t *testing.T) {
 	if depth != 0 {
 		t.Errorf("unbalanced parentheses: depth %d at the end", depth)
 	}
-	args := strings.Join(SeatbeltArgs("/p.sb", SeatbeltParams{Home: "/h", Workspace: "/w", Tmp: "/t", Agent: "/a"}), " ")
+	args := strings.Join(SeatbeltArgs("/p.sb", SeatbeltParams{Home: "/h", Workspace: "/w", Tmp: "/t", Agent: "/a", Starter: "/s"}), " ")
 	for _, m := range regexp.MustCompile(`\(param "([A-Z_]+)"\)`).FindAllStringSubmatch(got, -1) {
 		if !strings.Contains(args, " -D"+m[1]+"=") {
 			t.Errorf("param %s has no -D in %s", m[1], args)
@@ -155,6 +158,15 @@ func TestSeatbeltGolden(t *testing.T) {
 		i := strings.LastIndex(got, closed)
 		if i < 0 || !strings.HasPrefix(got[strings.LastIndex(got[:i], "\n")+1:], "(deny") {
 			t.Errorf("%s must be closed by a deny, last in the profile", closed)
+		}
+	}
+	ws := strings.Index(got, `(subpath (param "WORKSPACE"))`)
+	if p := strings.Index(got, `(deny file-write* (subpath "/Users/alice/src/p/.git/hooks") (subpath "/Users/alice/src/p/agentbox.yaml"))`); p < 0 || p < ws {
+		t.Errorf("the protected paths must be denied writes after the workspace's allow")
+	}
+	for _, bad := range []string{`/w/a"b`, `/w/a\b`, "/w/a\nb", "relative"} {
+		if _, err := RenderSeatbelt(1, []string{bad}); err == nil {
+			t.Errorf("RenderSeatbelt accepted protected path %q", bad)
 		}
 	}
 	if n := strings.Count(got, "network-outbound (remote"); n != 1 || !strings.Contains(got, `"localhost:18443"`) {

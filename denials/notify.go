@@ -6,9 +6,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // The structures and ioctls of linux/seccomp.h (seccomp_unotify(2)); x/sys
@@ -27,27 +24,9 @@ type seccompNotif struct {
 	Data  seccompData
 }
 
-type seccompNotifResp struct {
-	ID    uint64
-	Val   int64
-	Error int32
-	Flags uint32
-}
-
-// ioctlNotifIDValid is SECCOMP_IOCTL_NOTIF_ID_VALID, _IOW('!', 2, __u64).
-const ioctlNotifIDValid = 0x40082102
-
 // nativeAuditArch is the audit architecture (linux/audit.h) of the filter
 // agentbox installs: the native one; the filter kills the others.
 var nativeAuditArch = map[string]uint32{"amd64": 0xc000003e, "arm64": 0xc00000b7}[runtime.GOARCH]
-
-func ioctl(fd int, req uintptr, arg unsafe.Pointer) error {
-	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(arg))
-	if errno != 0 {
-		return errno
-	}
-	return nil
-}
 
 // call is one notification as received, with what was read about it.
 type call struct {
@@ -55,12 +34,6 @@ type call struct {
 	name  string
 	comm  string
 	args  string
-}
-
-// stillWaiting reports whether notification id is still pending, that is
-// whether the caller's pid still names the caller.
-func stillWaiting(fd int, id uint64) bool {
-	return ioctl(fd, ioctlNotifIDValid, unsafe.Pointer(&id)) == nil
 }
 
 // describe names the call and reads the caller's command name and the

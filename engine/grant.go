@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Grant gives one host uid access to a workspace tree for the duration of a
 // run, through POSIX ACLs. It is how a root-owned workspace is handed to an
@@ -85,13 +82,3 @@ func (r GrantReport) Summary() string {
 	}
 	return s
 }
-
-func (g *Grant) method() string {
-	if g.Method == "" {
-		return GrantACL
-	}
-	return g.Method
-}
-
-// errNotGranted says the workspace found is not the directory granted.
-var errNotGranted = errors.New("not the directory that was granted")

@@ -143,3 +143,13 @@ func (g *Grant) lock(st *unix.Stat_t) (func(), error) {
 	}
 	return func() { unix.Close(fd) }, nil
 }
+
+func (g *Grant) method() string {
+	if g.Method == "" {
+		return GrantACL
+	}
+	return g.Method
+}
+
+// errNotGranted says the workspace found is not the directory granted.
+var errNotGranted = errors.New("not the directory that was granted")

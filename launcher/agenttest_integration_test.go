@@ -3,6 +3,8 @@
 package launcher
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -258,4 +260,14 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// randomHex is 32 random hex digits, for names no other run uses.
+func randomHex(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
 }

@@ -51,7 +51,7 @@ func runRoot(getenv func(string) string, euid int) string {
 		return r
 	}
 	if euid == 0 {
-		return "/run/agentbox"
+		return rootRunRoot // user.go, user_darwin.go
 	}
 	if x := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
 		return filepath.Join(x, "agentbox")

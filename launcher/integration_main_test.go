@@ -3,13 +3,10 @@
 package launcher
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"testing"
 )
 
 // initBin is the agentbox-init the in-process launches use: $AGENTBOX_INIT
@@ -42,13 +39,4 @@ func buildInit() (cleanup func(), err error) {
 		return nil, fmt.Errorf("build agentbox-init: %w\n%s", err, msg)
 	}
 	return cleanup, nil
-}
-
-func randomHex(t *testing.T) string {
-	t.Helper()
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
 }

@@ -91,7 +91,7 @@ func (pl *planned) captureHost() error {
 	}
 	bin := cfg.InitPath
 	if bin == "" {
-		if bin, err = FindInit(cfg.getenv); err != nil {
+		if bin, err = findInit(cfg.getenv); err != nil { // user.go, user_darwin.go
 			return err
 		}
 	}

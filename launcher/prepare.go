@@ -288,7 +288,7 @@ func (p *prepared) openInit() error {
 }
 
 func (p *prepared) create(ctx context.Context) error {
-	if err := engine.BecomeSubreaper(); err != nil {
+	if err := p.becomeSubreaper(); err != nil { // user.go, user_darwin.go
 		return err
 	}
 	cfg := p.l.cfg

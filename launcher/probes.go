@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,7 +151,7 @@ func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 		return verified{}, fmt.Errorf("self-test: %w", err)
 	}
 	v := verified{results: results}
-	v.host = selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDs(), p.hostState())
+	v.host = p.verifyHost() // user.go, user_darwin.go
 	if p.plan.Runtime.Name == "runsc" {
 		selftest.SentrySubstitute(v.results, v.host) // gvisor.go names each difference
 	}
@@ -223,31 +222,6 @@ func (p *prepared) handOver(ctx context.Context) (handedOver, error) {
 	}
 	return handedOver{landlock: &started.Landlock}, nil
 }
-
-func (p *prepared) hostState() selftest.HostState {
-	hs, err := selftest.ReadHostState(p.eng.ProcRoot())
-	if err != nil {
-		hs = selftest.HostState{} // VerifyHost then reports UNKNOWN
-	}
-	hs.Homes, hs.RunID = p.host.Homes, p.run.ID
-	// The runtime's own mounts: the bundle's root, the default device nodes
-	// it binds from the host in a user namespace, and /dev/null over each
-	// masked /proc file.
-	hs.AllowSources = append(hs.AllowSources, filepath.Join(p.runDir.Bundle(), p.spec.Root.Path))
-	hs.AllowSources = append(hs.AllowSources, runtimeDevices...)
-	for _, m := range p.plan.Mounts {
-		// Every bind of the plan is intended; the read-only system binds too.
-		// VerifyHost still refuses homes, sockets and the host root among them.
-		if m.Source != "" {
-			hs.AllowSources = append(hs.AllowSources, m.Source)
-		}
-	}
-	return hs
-}
-
-// runtimeDevices are the device nodes an OCI runtime binds into a sandbox
-// with a user namespace (it cannot create them there).
-var runtimeDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 // printProbes prints the failed results in words for the user, unless
 // --json asked for none; the evidence channel has every result.

@@ -119,3 +119,12 @@ func checkFlip(t *testing.T, name string, r selftest.Result, where string, want 
 		t.Logf("%s: %s %s in %s (%s)", name, r.Decision, r.Observed, where, how)
 	}
 }
+
+// weakenedDecision is what a weakened layer must make a probe report: the
+// opposite of its hardened decision.
+func weakenedDecision(hardened selftest.Decision) selftest.Decision {
+	if hardened == selftest.Allow {
+		return selftest.Deny
+	}
+	return selftest.Allow
+}

@@ -214,15 +214,6 @@ func expectations() map[string]selftest.Decision {
 	return want
 }
 
-// weakenedDecision is what a weakened layer must make a probe report: the
-// opposite of its hardened decision.
-func weakenedDecision(hardened selftest.Decision) selftest.Decision {
-	if hardened == selftest.Allow {
-		return selftest.Deny
-	}
-	return selftest.Allow
-}
-
 func TestProbeTableCoversCatalog(t *testing.T) {
 	want := expectations()
 	if len(hostCheckNames()) == 0 {

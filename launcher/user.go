@@ -6,14 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/account"
 	"github.com/agentbox/agentbox/engine"
@@ -106,39 +104,50 @@ func (p *prepared) checkAccount() error {
 	if p.user.lock, err = lockAccount(filepath.Join(p.dirs.RunRoot, "user-account.lock")); err != nil {
 		return err
 	}
-	for _, home := range []string{p.host.Home, "/root"} {
-		acc := account.Reach(account.Host, a, home, account.Read)
-		switch acc.Allowed {
-		case account.Yes:
-			return &refusal{fmt.Sprintf("the account %s can read %s (%s), so the agent would read it too; fix: chmod 0700 %s (and setfacl -b %s for an ACL), then check with: agentbox audit --user %s", a.Name, home, acc.Why, home, home, a.Name)}
-		case account.Unknown:
-			return &refusal{fmt.Sprintf("whether the account %s can read %s is unknown (%s); fix what stops the check, then: agentbox audit --user %s", a.Name, home, acc.Why, a.Name)}
+	return refuseReach(a, []string{p.host.Home, "/root"}, "setfacl -b")
+}
+
+// becomeSubreaper makes the launcher the subreaper of the sandbox's
+// processes, which outlive init otherwise unseen.
+func (p *prepared) becomeSubreaper() error { return engine.BecomeSubreaper() }
+
+// verifyHost is the host's verification of the sandbox through procfs.
+func (p *prepared) verifyHost() []selftest.Result {
+	return selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDs(), p.hostState())
+}
+
+// hostState is what VerifyHost compares the sandbox with: the launcher's
+// own namespaces and mounts, and the plan's intended binds.
+func (p *prepared) hostState() selftest.HostState {
+	hs, err := selftest.ReadHostState(p.eng.ProcRoot())
+	if err != nil {
+		hs = selftest.HostState{} // VerifyHost then reports UNKNOWN
+	}
+	hs.Homes, hs.RunID = p.host.Homes, p.run.ID
+	// The runtime's own mounts: the bundle's root, the default device nodes
+	// it binds from the host in a user namespace, and /dev/null over each
+	// masked /proc file.
+	hs.AllowSources = append(hs.AllowSources, filepath.Join(p.runDir.Bundle(), p.spec.Root.Path))
+	hs.AllowSources = append(hs.AllowSources, runtimeDevices...)
+	for _, m := range p.plan.Mounts {
+		// Every bind of the plan is intended; the read-only system binds too.
+		// VerifyHost still refuses homes, sockets and the host root among them.
+		if m.Source != "" {
+			hs.AllowSources = append(hs.AllowSources, m.Source)
 		}
 	}
-	return nil
+	return hs
 }
 
-// lockAccount holds path's lock for the run, or says which run holds it.
-func lockAccount(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		return nil, &refusal{fmt.Sprintf("another --isolation user run holds the account (%s): its fence would drop this run's gateway port; wait for it to end, or run 'agentbox gc' if its launcher died", path)}
-	}
-	return f, nil
-}
+// runtimeDevices are the device nodes an OCI runtime binds into a sandbox
+// with a user namespace (it cannot create them there).
+var runtimeDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
-// hostIDMap is the identity map of the account's ids: the workspace grant
-// reads the host ids from it.
-func (p *prepared) hostIDMap() error {
-	id := p.plan.Identity
-	p.ids.uids = []specs.LinuxIDMapping{{ContainerID: id.UID, HostID: id.UID, Size: 1}}
-	p.ids.gids = []specs.LinuxIDMapping{{ContainerID: id.GID, HostID: id.GID, Size: 1}}
-	return nil
-}
+// findInit is agentbox-init (FindInit).
+func findInit(getenv func(string) string) (string, error) { return FindInit(getenv) }
+
+// rootRunRoot is root's run root.
+const rootRunRoot = "/run/agentbox"
 
 // renderUser compiles the plan's seccomp profile for init's children and
 // writes the record of what runs: init, with the agent's environment, in
@@ -166,12 +175,6 @@ func (p *prepared) renderUser() error {
 	return nil
 }
 
-// makeUserHome makes the run's fresh home, the account's.
-func (p *prepared) makeUserHome() error {
-	id := p.plan.Identity
-	return userengine.MakeHome(id.Home, id.UID, id.GID)
-}
-
 // writeUserBundle records the engine's parts (fence, cgroup, home) in the
 // bundle before any of them exists, so that a gc after a crash finds them.
 func (p *prepared) writeUserBundle() error {
@@ -192,17 +195,6 @@ func (p *prepared) writeUserBundle() error {
 			return fmt.Errorf("socket cover: %w", err)
 		}
 	}
-	return nil
-}
-
-// plantFenceCanary adds a listener on ::1 to the one on 127.0.0.1: the
-// fence probe aims at both, outside the gateway's port.
-func (p *prepared) plantFenceCanary() error {
-	l, err := net.Listen("tcp6", "[::1]:0")
-	if err != nil {
-		return fmt.Errorf("host loopback canary on ::1: %w", err)
-	}
-	p.user.fence = append(p.user.fence, *p.canaries.loopback, *p.canaries.serve(l, l.Addr().String()))
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/agentbox/agentbox/account"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/selftest"
 )
@@ -67,5 +68,27 @@ func TestUserProtectBinds(t *testing.T) {
 	}
 	if p := userProtect(&policy.Plan{Workspace: "/srv/proj"}); p != nil {
 		t.Errorf("no protected mount: %+v, want nil", p)
+	}
+}
+
+func TestHostAccountIDs(t *testing.T) {
+	a := account.Account{Name: "_agentbox", UID: 451, GID: 451, Groups: []account.Group{{GID: 12}, {GID: 61}, {GID: 451, Primary: true}}}
+	for _, tc := range []struct {
+		name string
+		ids  procIDs
+		err  error
+		want selftest.Decision
+	}{
+		{"the account's", procIDs{UIDs: []int{451, 451, 451}, GIDs: []int{451, 451}, Groups: []int{451, 12, 61}}, nil, selftest.Deny},
+		{"saved uid root", procIDs{UIDs: []int{451, 451, 0}, GIDs: []int{451, 451}, Groups: []int{451}}, nil, selftest.Allow},
+		{"the invoker's gid", procIDs{UIDs: []int{451, 451, 451}, GIDs: []int{20, 451}, Groups: []int{451}}, nil, selftest.Allow},
+		{"staff kept", procIDs{UIDs: []int{451, 451, 451}, GIDs: []int{451, 451}, Groups: []int{451, 20}}, nil, selftest.Allow},
+		{"nothing read", procIDs{}, nil, selftest.Allow},
+		{"unreadable", procIDs{}, errors.New("ESRCH"), selftest.Unknown},
+	} {
+		r := hostAccountIDs(77, tc.ids, tc.err, a, "r1")
+		if r.Decision != tc.want || r.Probe != "host-account-ids" || r.Expect != selftest.Deny || r.Evidence == "" {
+			t.Errorf("%s: %+v, want %s", tc.name, r, tc.want)
+		}
 	}
 }

@@ -86,7 +86,3 @@ func (e *ValidationError) Unwrap() []error {
 	}
 	return out
 }
-
-func (e *ValidationError) add(rule int, name, field string, err error) {
-	e.Problems = append(e.Problems, Problem{Rule: rule, Name: name, Field: field, Err: err})
-}

@@ -295,3 +295,7 @@ func LibseccompVersion() (profiles.Version, error) {
 	major, minor, micro := libseccomp.GetLibraryVersion()
 	return profiles.Version{Major: int(major), Minor: int(minor), Patch: int(micro)}, nil
 }
+
+func (e *ValidationError) add(rule int, name, field string, err error) {
+	e.Problems = append(e.Problems, Problem{Rule: rule, Name: name, Field: field, Err: err})
+}

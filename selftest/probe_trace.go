@@ -46,9 +46,6 @@ func pidOutcome(pid int, err error, allowed, what string) outcome {
 	return outcome{target: "pid " + strconv.Itoa(pid), decision: d, observed: o, detail: what + ": " + errnoName(err)}
 }
 
-// atFDCWD is AT_FDCWD as a syscall argument.
-var atFDCWD = func() uintptr { fd := unix.AT_FDCWD; return uintptr(fd) }()
-
 // probeKill sends signal 0, which runs the permission check and delivers
 // nothing: the caller's real or effective uid must equal the target's real
 // or saved uid, or it needs CAP_KILL over the target's user namespace (and,

@@ -101,3 +101,6 @@ func probePrlimit(e *Env) outcome {
 	}
 	return pidOutcome(pid, err, "limits-writable", "prlimit of pid "+strconv.Itoa(pid)+" RLIMIT_NOFILE ("+step+")")
 }
+
+// atFDCWD is AT_FDCWD as a syscall argument.
+var atFDCWD = func() uintptr { fd := unix.AT_FDCWD; return uintptr(fd) }()

@@ -11,9 +11,6 @@ func workspaceProbes() []Probe {
 	}}
 }
 
-// maxSunPath is the longest path a sockaddr_un holds, with its NUL.
-const maxSunPath = 108
-
 func probeWorkspaceSocket(e *Env) outcome {
 	c := e.Config.Targets.WorkspaceSocket
 	if c == nil {

@@ -20,3 +20,6 @@ func shortSocketPath(p string) (string, func(), error) {
 	}
 	return "/proc/self/fd/" + strconv.Itoa(fd) + "/" + filepath.Base(p), func() { unix.Close(fd) }, nil
 }
+
+// maxSunPath is the longest path a sockaddr_un holds, with its NUL.
+const maxSunPath = 108

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,15 +24,6 @@ type Mount struct {
 // hasOption reports whether the per-mount options contain opt.
 func (m Mount) hasOption(opt string) bool {
 	return slices.Contains(strings.Split(m.Options, ","), opt)
-}
-
-// readMounts reads and parses mountinfo of the calling process under proc.
-func readMounts(proc string) ([]Mount, error) {
-	b, err := os.ReadFile(filepath.Join(proc, "self", "mountinfo"))
-	if err != nil {
-		return nil, err
-	}
-	return ParseMountinfo(b)
 }
 
 // ParseStatus parses /proc/<pid>/status into its "Key: value" pairs.

@@ -3,6 +3,8 @@ package selftest
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/moby/sys/mountinfo"
 )
@@ -25,4 +27,13 @@ func ParseMountinfo(b []byte) ([]Mount, error) {
 		})
 	}
 	return out, nil
+}
+
+// readMounts reads and parses mountinfo of the calling process under proc.
+func readMounts(proc string) ([]Mount, error) {
+	b, err := os.ReadFile(filepath.Join(proc, "self", "mountinfo"))
+	if err != nil {
+		return nil, err
+	}
+	return ParseMountinfo(b)
 }

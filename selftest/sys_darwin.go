@@ -3,6 +3,7 @@ package selftest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -105,3 +106,39 @@ func ParseMountinfo([]byte) ([]Mount, error) {
 func unameRelease() string { return "" }
 
 func probeKernel(*Env) outcome { return notLinux("uname, landlock") }
+
+// readMounts is darwin's mount table, from getfsstat(2) (macOS has no
+// procfs; proc is not read): each mounted filesystem at its mount point,
+// showing its root (darwin has no bind mounts), its options from the
+// mount flags, its device as the fsid's two words.
+func readMounts(string) ([]Mount, error) {
+	n, err := unix.Getfsstat(nil, unix.MNT_NOWAIT)
+	if err != nil {
+		return nil, fmt.Errorf("getfsstat: %w", err)
+	}
+	buf := make([]unix.Statfs_t, n)
+	if n, err = unix.Getfsstat(buf, unix.MNT_NOWAIT); err != nil {
+		return nil, fmt.Errorf("getfsstat: %w", err)
+	}
+	out := make([]Mount, 0, n)
+	for i, st := range buf[:n] {
+		opts := []string{"rw"}
+		if st.Flags&unix.MNT_RDONLY != 0 {
+			opts[0] = "ro"
+		}
+		for _, f := range []struct {
+			bit  uint32
+			name string
+		}{{unix.MNT_NOSUID, "nosuid"}, {unix.MNT_NODEV, "nodev"}, {unix.MNT_NOEXEC, "noexec"}} {
+			if st.Flags&f.bit != 0 {
+				opts = append(opts, f.name)
+			}
+		}
+		out = append(out, Mount{
+			ID: i + 1, Dev: fmt.Sprintf("%d:%d", st.Fsid.Val[0], st.Fsid.Val[1]), Root: "/",
+			MountPoint: unix.ByteSliceToString(st.Mntonname[:]), Options: strings.Join(opts, ","),
+			FSType: unix.ByteSliceToString(st.Fstypename[:]), Source: unix.ByteSliceToString(st.Mntfromname[:]),
+		})
+	}
+	return out, nil
+}

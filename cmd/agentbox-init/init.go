@@ -3,12 +3,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 
@@ -166,11 +164,7 @@ func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
 	})
 	for _, p := range probes {
 		if !seen[p.Name] {
-			r := selftest.Result{
-				Probe: p.Name, Target: "-", Expect: p.Expect, Decision: selftest.Unknown,
-				Observed: "no-result", RunID: cfg.RunID, Detail: fmt.Sprintf("the probe process gave no result (%v)", err),
-			}
-			r.Evidence = r.Digest()
+			r := selftest.NoResult(p, cfg.RunID, err)
 			if err := conn.Send(selftest.Message{Type: selftest.MsgResult, Result: &r}); err != nil {
 				return err
 			}
@@ -210,7 +204,7 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 		reapPid(s.pid)
 		return seen, errors.New(st.Error)
 	}
-	err = readResults(outR, seen, emit)
+	err = selftest.ReadResults(outR, seen, emit)
 	if err != nil {
 		_ = unix.Kill(s.pid, unix.SIGKILL)
 	}
@@ -219,23 +213,6 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 		err = fmt.Errorf("the probe process ended with %v", ws) // 1 means some probe failed, which the results say
 	}
 	return seen, err
-}
-
-// readResults hands each result line of out to emit, once per probe.
-func readResults(out io.Reader, seen map[string]bool, emit func(selftest.Result) error) error {
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var r selftest.Result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || seen[r.Probe] {
-			continue
-		}
-		seen[r.Probe] = true
-		if err := emit(r); err != nil {
-			return err
-		}
-	}
-	return sc.Err()
 }
 
 // awaitGo waits for the launcher's go when the config asks for it.

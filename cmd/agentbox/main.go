@@ -72,6 +72,9 @@ func dispatch(ctx context.Context, s stdio, args []string) int {
 		}
 		return exitOK
 	}
+	if args[0] == launcher.StarterCommand { // hidden: the macOS engine's first process, as the account
+		return launcher.StarterMain(args[1:], s.In, s.Out, s.Err)
+	}
 	c, ok := commands[args[0]]
 	if _, elsewhere := launcher.HelperCommands[args[0]]; !ok && elsewhere {
 		return launcher.ExecHelper(args, s.In, s.Out, s.Err)

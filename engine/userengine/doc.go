@@ -31,4 +31,12 @@
 //
 // Since the fence is keyed on the account's uid, two runs of the account at
 // once would each drop the other's gateway port: Lock refuses a second.
+//
+// On macOS the engine is MacEngine (mac.go, macengine.go, mac_darwin.go):
+// no init of root's, no cgroup, no nftables; a pf anchor keyed on the
+// account's uid, the workspace granted with chmod +a, and agentbox itself
+// started as the account under sandbox-exec (the launcher's starter),
+// which runs the self-test and then executes the agent. Every command it
+// runs is an argv of MacRun's, rendered by a pure function. It has never
+// run on a Mac.
 package userengine

@@ -163,13 +163,6 @@ func (e *Engine) start(p *specs.Process, o engine.CreateOptions) (int, error) {
 	return pid, nil
 }
 
-func orNull(f, null *os.File) *os.File {
-	if f == nil {
-		return null
-	}
-	return f
-}
-
 // Start has nothing to do: init runs from Create on and waits for its
 // configuration.
 func (e *Engine) Start(context.Context, string) error { return nil }

@@ -2,131 +2,61 @@ package userengine
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"os/exec"
-	"slices"
-	"strings"
-	"time"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/agentbox/engine"
-	"github.com/agentbox/agentbox/ledger"
 )
 
-// This file only runs the argvs mac.go renders. Cross-compiled and vetted
-// on Linux; it has never run on a Mac.
+// This file holds what of the macOS engine is darwin's own: the pty and
+// the engine gc finds. Cross-compiled and vetted on Linux; it has never
+// run on a Mac.
 
-// run runs argv (an absolute path first) and returns its output.
-func run(ctx context.Context, argv []string) (string, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.String() + errb.String(), fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return out.String() + errb.String(), nil
-}
-
-// LoadFence loads the anchor file and keeps pf's enable token, then checks
-// that the anchor holds the account's rules.
-func (r *MacRun) LoadFence(ctx context.Context) error {
-	out, err := run(ctx, r.PFLoadArgv())
+// openPty makes a pty pair as posix_openpt, grantpt, unlockpt and ptsname
+// do on macOS (/dev/ptmx, then the TIOCPTYGRANT, TIOCPTYUNLK and
+// TIOCPTYGNAME ioctls), and opens the slave by the name the master's
+// ioctl gave, never by one read elsewhere.
+func openPty() (master, slave *os.File, err error) {
+	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("network fence: %w", err)
+		return nil, nil, fmt.Errorf("open /dev/ptmx: %w", err)
 	}
-	if r.PFToken, err = ParsePFToken(out); err != nil {
-		return fmt.Errorf("network fence: %w", err)
+	fail := func(what string, err error) (*os.File, *os.File, error) {
+		unix.Close(m)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	rules, err := run(ctx, r.PFShowArgv())
+	if err := unix.IoctlSetInt(m, unix.TIOCPTYGRANT, 0); err != nil {
+		return fail("grant the pty", err)
+	}
+	if err := unix.IoctlSetInt(m, unix.TIOCPTYUNLK, 0); err != nil {
+		return fail("unlock the pty", err)
+	}
+	var name [128]byte // TIOCPTYGNAME writes up to 128 bytes
+	//nolint:staticcheck // SA1019: x/sys wraps no ioctl that fills TIOCPTYGNAME's 128 bytes; libc's ptsname makes this same call
+	if _, _, en := unix.Syscall(unix.SYS_IOCTL, uintptr(m), uintptr(unix.TIOCPTYGNAME), uintptr(unsafe.Pointer(&name[0]))); en != 0 {
+		return fail("name the pty's slave", en)
+	}
+	n := bytes.IndexByte(name[:], 0)
+	if n <= 0 {
+		return fail("name the pty's slave", errors.New("no name"))
+	}
+	s, err := unix.Open(string(name[:n]), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("network fence: %w", err)
+		return fail("open the pty's slave "+string(name[:n]), err)
 	}
-	if !strings.Contains(rules, fmt.Sprintf("user = %d", r.UID)) {
-		return fmt.Errorf("network fence: pfctl -sr of %s shows no rule of uid %d after the load", r.Anchor, r.UID)
-	}
-	return nil
+	return os.NewFile(uintptr(m), "pty-master"), os.NewFile(uintptr(s), "pty-slave"), nil
 }
 
-// Grant grants the workspace to the account for the run.
-func (r *MacRun) Grant(ctx context.Context) error {
-	_, err := run(ctx, r.GrantArgv())
-	return err
+// Recorded is the engine of a run whose bundle has the macOS engine's
+// record, for gc.
+func Recorded(bundle string) (engine.Engine, bool) {
+	e, ok := RecordedMac(bundle)
+	if !ok {
+		return nil, false
+	}
+	return e, true
 }
-
-// Command is the agent's command as the account, for the caller to give
-// streams and start.
-func (r *MacRun) Command(ctx context.Context, env, cmd []string) (*exec.Cmd, error) {
-	if err := CheckEnv(env); err != nil {
-		return nil, err
-	}
-	argv := r.AgentArgv(env, cmd)
-	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	c.Dir, c.Env = r.Workspace, []string{}
-	return c, nil
-}
-
-// Teardown kills every process of the account until pgrep finds none (or
-// 3 s passed), flushes the anchor and releases pf's token, revokes the
-// grant and removes the run's home, and says what survived.
-func (r *MacRun) Teardown(ctx context.Context) ledger.Teardown {
-	var rec ledger.Teardown
-	note := func(err error) {
-		if err != nil {
-			rec.Errors = append(rec.Errors, err.Error())
-		}
-	}
-	pids, err := r.killAll(ctx)
-	note(err)
-	rec.SurvivingPIDs = pids
-	if _, err := run(ctx, r.PFFlushArgv()); err != nil {
-		note(err)
-		rec.RuntimeStateLeft = append(rec.RuntimeStateLeft, "pf anchor "+r.Anchor)
-	}
-	if r.PFToken != "" {
-		_, err := run(ctx, r.PFReleaseArgv())
-		note(err)
-	}
-	if r.Workspace != "" {
-		_, err := run(ctx, r.RevokeArgv())
-		note(err)
-	}
-	note(removeHome(r.Home))
-	rec.Decision = ledger.DecisionClean
-	if len(rec.Errors)+len(rec.SurvivingPIDs)+len(rec.RuntimeStateLeft) > 0 {
-		rec.Decision = ledger.DecisionResidue
-	}
-	return rec
-}
-
-// killAll kills the account's processes until none is left.
-func (r *MacRun) killAll(ctx context.Context) ([]int, error) {
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		_, _ = run(ctx, r.KillArgv()) // exits 1 when nothing matched
-		left, err := r.alive(ctx)
-		if err != nil || len(left) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
-			slices.Sort(left)
-			return left, err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// alive lists the account's processes: pgrep's exit 1 is "none".
-func (r *MacRun) alive(ctx context.Context) ([]int, error) {
-	argv := r.AliveArgv()
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 1 {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
-	}
-	return ParsePids(string(out))
-}
-
-// Recorded is the engine of a run whose bundle has a record, for gc: on
-// darwin the Linux engine's record is never written, so none is found.
-func Recorded(string) (engine.Engine, bool) { return nil, false }

@@ -11,8 +11,9 @@ import (
 
 func testMacRun() MacRun {
 	return MacRun{
-		Account: "_agentbox", UID: 451, Port: 41234,
-		Workspace: "/Users/alice/src/my project", Home: "/Users/Shared/agentbox/home/runs/r1",
+		Account: "_agentbox", UID: 451, GID: 451, Groups: []int{12, 61, 451}, Port: 41234,
+		Workspace: "/Users/alice/src/my project", Owner: 501, OwnerGID: 20, Home: "/Users/Shared/agentbox/home/runs/r1",
+		Starter: "/private/var/run/agentbox/bin/agentbox-123-456", Protected: []string{"/Users/alice/src/my project/.git/hooks"},
 		Tmp: "/Users/Shared/agentbox/home/runs/r1/tmp", AgentDir: "/opt/homebrew/lib/node_modules/@anthropic-ai/claude-code",
 		Profile: "/private/var/run/agentbox/r1/agent.sb", Anchor: "/private/var/run/agentbox/r1/pf.anchor", PFToken: "1234567890",
 	}
@@ -30,12 +31,13 @@ func TestMacArgvGolden(t *testing.T) {
 		{"grant", r.GrantArgv()},
 		{"pf load", r.PFLoadArgv()},
 		{"pf show", r.PFShowArgv()},
-		{"agent", r.AgentArgv([]string{"HOME=" + r.Home, "PATH=/usr/bin:/bin", "TMPDIR=" + r.Tmp}, []string{"claude", "--print", "hi"})},
+		{"starter", r.StarterArgv()},
 		{"kill", r.KillArgv()},
 		{"alive", r.AliveArgv()},
 		{"pf flush", r.PFFlushArgv()},
 		{"pf release", r.PFReleaseArgv()},
 		{"revoke", r.RevokeArgv()},
+		{"give back", r.GiveBackArgv()},
 	} {
 		b.WriteString("# " + c.name + "\n")
 		for _, a := range c.argv {
@@ -43,6 +45,11 @@ func TestMacArgvGolden(t *testing.T) {
 		}
 	}
 	b.WriteString("# anchor\n" + r.AnchorRules())
+	profile, err := r.ProfileText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("# profile\n" + profile)
 	golden := filepath.Join("testdata", "mac-run.golden")
 	if *update {
 		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
@@ -58,23 +65,28 @@ func TestMacArgvGolden(t *testing.T) {
 	}
 }
 
-func TestMacAgentArgvKeepsTheEnvironmentAndTheCommandApart(t *testing.T) {
+func TestMacStarterArgv(t *testing.T) {
 	r := testMacRun()
-	env := []string{"HOME=" + r.Home, "ANTHROPIC_API_KEY=abx-token"}
-	cmd := []string{"sh", "-c", "echo -D x"}
-	argv := r.AgentArgv(env, cmd)
-	if argv[0] != "/usr/bin/sudo" || argv[1] != "-n" || argv[3] != "_agentbox" {
-		t.Fatalf("not sudo -n -u the account: %q", argv)
+	argv := r.StarterArgv()
+	if argv[0] != "/usr/bin/sandbox-exec" || argv[1] != "-f" || argv[2] != r.Profile {
+		t.Fatalf("not sandbox-exec -f PROFILE: %q", argv)
 	}
-	if !slices.Equal(argv[len(argv)-len(cmd):], cmd) {
-		t.Errorf("the command is not the argv's tail: %q", argv)
+	n := slices.Index(argv, "--")
+	if n < 0 || !slices.Equal(argv[n+1:], []string{r.Starter, StarterArg}) {
+		t.Errorf("the starter is not the argv's tail after --: %q", argv)
 	}
-	i := slices.Index(argv, "-i")
-	if i < 0 || !slices.Equal(argv[i+1:i+1+len(env)], env) || argv[i+1+len(env)] != "/usr/bin/sandbox-exec" {
-		t.Errorf("env -i is not followed by exactly the environment, then sandbox-exec: %q", argv)
+	if !slices.Contains(argv[:n], "-DAGENTBOX_STARTER="+r.Starter) || !slices.Contains(argv[:n], "-DWORKSPACE="+r.Workspace) {
+		t.Errorf("the profile's parameters are missing: %q", argv)
 	}
-	if n := slices.Index(argv, "--"); n < 0 || slices.Index(argv[n+1:], "--") < 0 {
-		t.Errorf("want sudo's -- and sandbox-exec's -- before the command: %q", argv)
+}
+
+func TestHasUserRules(t *testing.T) {
+	rules := "pass out quick on lo0 inet proto tcp from any to 127.0.0.1 port = 41234 user = 451 flags S/SA keep state\nblock return out quick inet proto tcp all user = 451\n"
+	if !HasUserRules(rules, 451) {
+		t.Error("the anchor's rules of uid 451 not seen")
+	}
+	if HasUserRules(rules, 45) || HasUserRules(strings.ReplaceAll(rules, "451", "4510"), 451) || HasUserRules("", 451) {
+		t.Error("rules of another uid taken for uid 451's")
 	}
 }
 
@@ -105,16 +117,5 @@ func TestParsePids(t *testing.T) {
 	}
 	if _, err := ParsePids("12 x\n"); err == nil {
 		t.Error("ParsePids accepted a non-pid")
-	}
-}
-
-func TestCheckEnv(t *testing.T) {
-	if err := CheckEnv([]string{"HOME=/h", "A_1=x=y", "EMPTY="}); err != nil {
-		t.Error(err)
-	}
-	for _, bad := range []string{"-i=1", "NOEQUALS", "=v", "1A=v", "A B=v", "/bin/sh=x"} {
-		if CheckEnv([]string{bad}) == nil {
-			t.Errorf("CheckEnv accepted %q", bad)
-		}
 	}
 }

@@ -4,7 +4,6 @@ package userengine
 
 import (
 	"fmt"
-	"net"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -38,28 +37,4 @@ func openPty() (master, slave *os.File, err error) {
 		return nil, nil, fmt.Errorf("open the pty's slave: %w", en)
 	}
 	return os.NewFile(uintptr(m), "pty-master"), os.NewFile(s, "pty-slave"), nil
-}
-
-// sendConsole sends master on the unix socket at path, as one SCM_RIGHTS
-// message (what engine.ConsoleSocket.Receive reads).
-func sendConsole(path string, master *os.File) error {
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		return fmt.Errorf("console socket: %w", err)
-	}
-	defer c.Close()
-	rc, err := master.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var werr error
-	if err := rc.Control(func(fd uintptr) {
-		_, _, werr = c.WriteMsgUnix([]byte("pty"), unix.UnixRights(int(fd)), nil)
-	}); err != nil {
-		return err
-	}
-	if werr != nil {
-		return fmt.Errorf("console socket: send the pty: %w", werr)
-	}
-	return nil
 }

@@ -18,11 +18,6 @@ const FdsExec = "fds-exec"
 // MaxFds bounds how many files one create receives.
 const MaxFds = 8
 
-// fdsFlags are FdsExec's flags: --fds-socket PATH (the launcher's socket;
-// none receives nothing), --umount PATH and --compose FILE as mntns-exec
-// takes them, applied to the create only.
-var fdsFlags = []string{"--fds-socket", "--umount", "--compose"}
-
 // CreateVerb is the index in argv (a runtime command line, argv[0] the
 // runtime) of its verb when that is "create", or -1 for another call. The
 // verb is the first word that is neither a global flag nor the value of

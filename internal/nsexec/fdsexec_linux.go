@@ -135,3 +135,8 @@ func closeFds(fds []int) {
 		unix.Close(f)
 	}
 }
+
+// fdsFlags are FdsExec's flags: --fds-socket PATH (the launcher's socket;
+// none receives nothing), --umount PATH and --compose FILE as mntns-exec
+// takes them, applied to the create only.
+var fdsFlags = []string{"--fds-socket", "--umount", "--compose"}
