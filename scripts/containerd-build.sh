@@ -15,7 +15,8 @@
 # shim is static there too) and without the plugins agentbox's private
 # daemon does not load: CRI (scripts/containerd-up.sh disables it), the
 # btrfs, devmapper, zfs and aufs snapshotters, tracing. The first build of
-# a line takes about 2 (1.7) to 4 (2.x) minutes on 2 cores.
+# a line takes 2 to 6 minutes on 2 cores (both lines: about 6 minutes on an
+# idle machine, 10 on a loaded one, measured with an empty build cache).
 #
 # Environment:
 #   AGENTBOX_CONTAINERD_CACHE   cache root (default /var/cache/agentbox-test)
