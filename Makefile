@@ -31,6 +31,7 @@ setup: ## install and start what the tests need: packages, test user, Docker, co
 	scripts/test-setup.sh
 	scripts/runsc-build.sh >/dev/null
 	scripts/containerd-up.sh
+	for v in $(CONTAINERD_LINES); do scripts/containerd-up.sh $$v || exit 1; done
 	scripts/agents-install.sh
 	scripts/kube-up.sh
 
@@ -49,6 +50,12 @@ test: setup build ## what CI runs: vet, lint, generated files, unit + integratio
 	AGENTBOX_TEST_RUNTIME=runc $(GO) test -tags integration -count=1 -timeout 10m -run '$(CORE_SUITE)' ./cmd/agentbox/
 	AGENTBOX_TEST_ENGINE=containerd $(GO) test -tags integration -count=1 -timeout 10m -run '$(CORE_SUITE)' ./cmd/agentbox/
 	AGENTBOX_TEST_RUNTIME=runsc $(GO) test -tags integration -count=1 -timeout 10m -skip '$(RUNSC_SKIP)' ./cmd/agentbox/
+	for v in $(CONTAINERD_LINES); do \
+		sock=/run/agentbox-containerd-$$v/containerd.sock; \
+		AGENTBOX_TEST_CONTAINERD=$$sock $(GO) test -tags integration -count=1 -timeout 5m ./engine/containerd/... && \
+		AGENTBOX_TEST_CONTAINERD=$$sock $(GO) test -tags integration -count=1 -timeout 10m -run '^TestContainerd' ./cmd/agentbox/ && \
+		AGENTBOX_TEST_CONTAINERD=$$sock AGENTBOX_TEST_ENGINE=containerd $(GO) test -tags integration -count=1 -timeout 10m -run '$(CORE_SUITE)' ./cmd/agentbox/ || exit 1; \
+	done
 	scripts/test-rootless.sh
 
 # The core of the launcher suite, run once more on the runtime that is not
@@ -64,6 +71,13 @@ CORE_SUITE := ^(TestRunBoundary|TestCrunBoundaryAsRoot|TestExitCodesPassThrough|
 # podman's audit, --isolation user) and the gVisor tests, which the first
 # run has run. About 1.5 minutes on 2 cores (2026-12-01).
 RUNSC_SKIP := Rootless$$|^TestDoctorRunRootAsRoot$$|^TestAuditPodman$$|^TestIsolationUser|^TestGvisor
+
+# The containerd release lines built from source (tools/containerd/LINE,
+# cached by version by scripts/containerd-build.sh), whose private daemons
+# (scripts/containerd-up.sh LINE) the containerd tests and the core suite
+# run against too, beside Debian's 1.6.20. About a minute each
+# (docs/containerd.md, "Versions").
+CONTAINERD_LINES := 1.7 2.x
 
 integration: setup build ## unit and integration tests as root (real runc, kernel, Docker); *Rootless tests run in `make rootless`
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...

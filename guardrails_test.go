@@ -153,6 +153,11 @@ var layers = map[string]layer{
 	// A module of its own that builds gVisor's runsc for the gVisor
 	// integration test (scripts/runsc-build.sh); it imports nothing of agentbox.
 	"tools/runsc": {},
+	// Modules of their own that build containerd 1.7 and 2.x daemons for
+	// the containerd engine's version tests (scripts/containerd-build.sh);
+	// they import nothing of agentbox.
+	"tools/containerd/1.7": {},
+	"tools/containerd/2.x": {},
 }
 
 // layer is one package's place in the pipeline.

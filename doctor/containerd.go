@@ -99,6 +99,9 @@ func checkContainerd(f *Facts) []Result {
 		r.Status, r.Detail, r.Fix = Warn, r.Detail+", but containerd-shim-runc-v2 is not on PATH: --engine containerd cannot start a task", installCommand(f.OS, "containerd")
 		return []Result{r}
 	}
+	if note := ctrversion.Untested(c.Version); note != "" {
+		r.Detail += " (" + note + ")"
+	}
 	r.Detail += fmt.Sprintf("; its runc shim is %s, and agentbox's tasks run the plan's runtime under it (%s): %s", c.Shim, planRuntime(f), shimRuntimeFixes(f))
 	if strings.Contains(r.Detail, "EXPOSED") {
 		r.Status, r.Fix = Warn, "update the runtime (runtime-cves has each fix), or accept the finding for --engine containerd runs in the policy with a reason"

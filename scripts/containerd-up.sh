@@ -7,6 +7,16 @@
 #
 # Needs: Debian's containerd (containerd, ctr, containerd-shim-runc-v2) and
 # runc; installed here when missing (root).
+#
+# containerd-up.sh LINE starts, the same way, a private daemon of another
+# release line instead (LINE is a directory of tools/containerd: 1.7, 2.x):
+# its containerd and runc shim are built by scripts/containerd-build.sh
+# (cached by version), its root, state and log are named by the line
+# (/var/lib/agentbox-containerd-LINE, /run/agentbox-containerd-LINE,
+# /var/log/agentbox-containerd-LINE.log), and a daemon of that line that
+# answers with another version (the pin moved) is stopped and replaced.
+# Debian's ctr (which talks to every daemon version) checks that it answers.
+#
 # Environment:
 #   AGENTBOX_CONTAINERD_ROOT   its root (default /var/lib/agentbox-containerd)
 #   AGENTBOX_CONTAINERD_STATE  its state and socket directory (default /run/agentbox-containerd)
@@ -16,18 +26,45 @@
 # (AGENTBOX_TEST_CONTAINERD overrides it there).
 set -euo pipefail
 
-root=${AGENTBOX_CONTAINERD_ROOT:-/var/lib/agentbox-containerd}
-state=${AGENTBOX_CONTAINERD_STATE:-/run/agentbox-containerd}
+line=${1:-}
+suffix=${line:+-$line}
+root=${AGENTBOX_CONTAINERD_ROOT:-/var/lib/agentbox-containerd$suffix}
+state=${AGENTBOX_CONTAINERD_STATE:-/run/agentbox-containerd$suffix}
 sock=$state/containerd.sock
 timeout=${CONTAINERD_UP_TIMEOUT:-30}
-log=${CONTAINERD_UP_LOG:-/var/log/agentbox-containerd.log}
+log=${CONTAINERD_UP_LOG:-/var/log/agentbox-containerd$suffix.log}
 config=$root/config.toml
 
+# The daemon: Debian's, or the built one of LINE with its own shim first
+# on its PATH (containerd looks the shim up in PATH before its own
+# directory).
+daemon=containerd
+want=
+if [ -n "$line" ]; then
+	bindir=$("$(dirname "$0")/containerd-build.sh" "$line")
+	daemon=$bindir/containerd
+	want=$("$daemon" --version | awk '{print $3}')
+fi
+
 answers() { ctr --address "$sock" version >/dev/null 2>&1; }
+serving() { ctr --address "$sock" version 2>/dev/null | awk '/Version:/ {v=$2} END {print v}'; }
 
 if answers; then
-	echo "containerd-up: private containerd already answers on $sock"
-	exit 0
+	if [ -z "$want" ] || [ "$(serving)" = "$want" ]; then
+		echo "containerd-up: private containerd already answers on $sock"
+		exit 0
+	fi
+	old=$(cat "$state/containerd.pid" 2>/dev/null || true)
+	echo "containerd-up: $sock answers with containerd $(serving), not $want; stopping pid ${old:-?}"
+	if [ -z "$old" ] || ! kill "$old" 2>/dev/null; then
+		echo "containerd-up: cannot stop the daemon on $sock (no pid in $state/containerd.pid)" >&2
+		exit 1
+	fi
+	for _ in $(seq "$timeout"); do
+		kill -0 "$old" 2>/dev/null || break
+		sleep 1
+	done
+	rm -f "$state/containerd.pid"
 fi
 if [ "$(id -u)" != 0 ]; then
 	echo "containerd-up: the private containerd is not running and starting it needs root (run: sudo $0)" >&2
@@ -80,13 +117,13 @@ else
 	mkdir -p "$(dirname "$log")"
 	echo "containerd-up: starting containerd (config $config, log $log)"
 	# setsid: the daemon must outlive this script and the shell that ran it.
-	setsid containerd --config "$config" >>"$log" 2>&1 </dev/null &
+	PATH=${bindir:+$bindir:}$PATH setsid "$daemon" --config "$config" >>"$log" 2>&1 </dev/null &
 	echo $! >"$state/containerd.pid"
 fi
 
 for _ in $(seq "$timeout"); do
 	if answers; then
-		echo "containerd-up: private containerd ready on $sock ($(ctr --address "$sock" version 2>/dev/null | awk '/Version:/ {v=$2} END {print v}'))"
+		echo "containerd-up: private containerd ready on $sock ($(serving))"
 		exit 0
 	fi
 	sleep 1

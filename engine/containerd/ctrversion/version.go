@@ -19,6 +19,12 @@ const DefaultAddress = "/run/containerd/containerd.sock"
 // namespaces, version). Older daemons are refused.
 var MinVersion = Version{1, 6, 0}
 
+// Tested are the daemon releases that make test runs the containerd engine
+// against: Debian 12's containerd, and the 1.7 and 2.x daemons that
+// scripts/containerd-build.sh builds from tools/containerd (whose go.mod
+// files a test holds this list to). docs/containerd.md, "Versions".
+var Tested = []Version{{1, 6, 20}, {1, 7, 35}, {2, 4, 2}}
+
 // Version is a containerd release, major.minor.patch.
 type Version [3]int
 
@@ -72,4 +78,23 @@ func Gate(s string) error {
 		return fmt.Errorf("containerd %s is older than %s, the first release whose runc v2 shim takes a runtime binary and state directory per container (runc options BinaryName and Root) as agentbox needs; upgrade containerd (Debian 12: apt-get install containerd), or use --engine runtime", v, MinVersion)
 	}
 	return nil
+}
+
+// Untested says, for a daemon the Gate accepts, whether its release line
+// (major.minor) is one that the tests run against: "" when it is, or a
+// note that names the tested ones. An untested line is not refused: the
+// engine makes only calls that every release since MinVersion has.
+func Untested(s string) string {
+	v, err := ParseVersion(s)
+	if err != nil || v.Less(MinVersion) {
+		return ""
+	}
+	var lines []string
+	for _, t := range Tested {
+		if t[0] == v[0] && t[1] == v[1] {
+			return ""
+		}
+		lines = append(lines, t.String())
+	}
+	return fmt.Sprintf("containerd %d.%d is not a release line agentbox's tests run against (%s); the engine makes only calls that containerd has had since %s", v[0], v[1], strings.Join(lines, ", "), MinVersion)
 }
