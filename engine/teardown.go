@@ -26,6 +26,18 @@ type Target struct {
 	PidNS   uint64 // inode of the sandbox's pid namespace, 0 if unknown
 	InitPid int    // the sandbox's first process, reaped here if it is our child
 	Cgroup  string // cgroups path given to the runtime, "" if none
+	// Trace, when set, is told each part of the teardown as it ends, with
+	// when it began (the launcher's AGENTBOX_TRACE=1 sub-steps).
+	Trace func(part string, began time.Time)
+}
+
+// traced runs fn as part name of the teardown, told to t.Trace.
+func (t Target) traced(name string, fn func()) {
+	began := time.Now()
+	fn()
+	if t.Trace != nil {
+		t.Trace(name, began)
+	}
 }
 
 // Teardown kills every process of the sandbox, deletes the runtime state,
@@ -50,36 +62,45 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	// pid namespace's processes before its init's exit completes): then
 	// there is nothing to wait for before the runtime's delete, and the
 	// walk after it is the proof.
-	if killNamespace(ns) > 0 {
-		waitGone(ctx, ns, t.InitPid, 2*time.Second)
-	}
+	t.traced("kill", func() {
+		if killNamespace(ns) > 0 {
+			waitGone(ctx, ns, t.InitPid, 2*time.Second)
+		}
+	})
 	if r.Path != "" {
-		if err := r.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
-			_ = r.Kill(ctx, t.ID, syscall.SIGKILL, true)
-			if err := r.Delete(ctx, t.ID, false); err != nil && !errors.Is(err, ErrNotFound) {
+		t.traced("delete", func() {
+			if err := r.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
+				_ = r.Kill(ctx, t.ID, syscall.SIGKILL, true)
+				if err := r.Delete(ctx, t.ID, false); err != nil && !errors.Is(err, ErrNotFound) {
+					note(err)
+				}
+			}
+		})
+	}
+	t.traced("walk", func() { rec.SurvivingPIDs = waitGone(ctx, ns, t.InitPid, time.Second) })
+	var cgroups []string
+	t.traced("cgroups", func() { cgroups = removeCgroups(t.Cgroup) })
+	failed := false
+	t.traced("cleanups", func() {
+		for _, c := range cleanups {
+			if err := c(); err != nil {
 				note(err)
+				failed = true
 			}
 		}
-	}
-	rec.SurvivingPIDs = waitGone(ctx, ns, t.InitPid, time.Second)
-	cgroups := removeCgroups(t.Cgroup)
-	failed := false
-	for _, c := range cleanups {
-		if err := c(); err != nil {
-			note(err)
-			failed = true
-		}
-	}
+	})
 	if failed {
 		rec.Decision = ledger.DecisionResidue
 		rec.RuntimeStateLeft = append(r.stateLeft(ctx, t.ID), cgroups...)
 		rec.Errors = append(rec.Errors, "run directory "+t.RunDir+" kept for a later 'agentbox gc'")
 		return rec
 	}
-	note(removeRunDir(t.RunDir))
-	rec.RuntimeStateLeft = append(r.stateLeft(ctx, t.ID), cgroups...)
-	rec.RemainingMounts = mountsUnder(t.RunDir)
-	rec.OpenSockets = socketsUnder(t.RunDir)
+	t.traced("run directory", func() { note(removeRunDir(t.RunDir)) })
+	t.traced("proof", func() {
+		rec.RuntimeStateLeft = append(r.stateLeft(ctx, t.ID), cgroups...)
+		rec.RemainingMounts = mountsUnder(t.RunDir)
+		rec.OpenSockets = socketsUnder(t.RunDir)
+	})
 	rec.Decision = ledger.DecisionClean
 	if len(rec.SurvivingPIDs)+len(rec.RemainingMounts)+len(rec.OpenSockets)+len(rec.RuntimeStateLeft) > 0 || refused != nil {
 		rec.Decision = ledger.DecisionResidue

@@ -146,15 +146,19 @@ func landlockPlan(p *policy.Plan) *selftest.LandlockPlan {
 func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
+	began := time.Now()
 	results, err := p.initCh.Results(ctx)
 	if err != nil {
 		return verified{}, fmt.Errorf("self-test: %w", err)
 	}
+	p.traceResults(began)
+	hostBegan := time.Now()
 	v := verified{results: results}
 	v.host = selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDs(), p.hostState())
 	if p.plan.Runtime.Name == "runsc" {
 		selftest.SentrySubstitute(v.results, v.host) // gvisor.go names each difference
 	}
+	p.l.trace("self-test/verify", hostBegan)
 	v.verdict = selftest.Judge(v.all(), p.excuses())
 	p.noteSelfTest(len(v.verdict.Failed))
 	p.l.evidenceProbes(v.all())
@@ -168,6 +172,20 @@ func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 		return v, refusef("the boundary failed %d probe(s): %s; nothing was started%s", len(failed), strings.Join(probeNames(failed), ", "), probeFix(failed))
 	}
 	return v, nil
+}
+
+// traceResults splits the wait for init's results that began at began:
+// until the first result (init's start, its probe process's, the first
+// probe), the probes, and what came after the last one (the agent's
+// starter, when it was not ready by then).
+func (p *prepared) traceResults(began time.Time) {
+	first, last := p.initCh.ResultTimes()
+	if first.IsZero() {
+		return
+	}
+	p.l.traceFor("self-test/first result", first.Sub(began))
+	p.l.traceFor("self-test/probes", last.Sub(first))
+	p.l.traceFor("self-test/probes done", time.Since(last))
 }
 
 // excuses are what may excuse a result: the UNKNOWNs the user accepts,

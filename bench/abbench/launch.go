@@ -52,6 +52,7 @@ type launchBench struct {
 type pair struct {
 	agentbox, baseline         time.Duration
 	steps                      []step
+	parts                      []step // of the steps (parseParts)
 	rtCall, abStart, initStart time.Duration
 }
 
@@ -156,7 +157,7 @@ func (b *launchBench) setup() error {
 			return fmt.Errorf("write the ctr baseline's spec: %w", err)
 		}
 	}
-	if _, _, err := b.runAgentbox(); err != nil {
+	if _, _, _, err := b.runAgentbox(); err != nil {
 		b.agentboxErr = err.Error()
 	}
 	b.probeBaseline()
@@ -203,7 +204,7 @@ func (b *launchBench) loop() ([]pair, error) {
 				if b.agentboxErr != "" {
 					return nil
 				}
-				p.agentbox, p.steps, err = b.runAgentbox()
+				p.agentbox, p.steps, p.parts, err = b.runAgentbox()
 				return err
 			},
 			func() error {
@@ -237,8 +238,9 @@ func (b *launchBench) loop() ([]pair, error) {
 	return pairs, b.checkClean()
 }
 
-// runAgentbox times one `agentbox run -- true` with step tracing on.
-func (b *launchBench) runAgentbox() (time.Duration, []step, error) {
+// runAgentbox times one `agentbox run -- true` with step tracing on, and
+// returns its steps and their parts.
+func (b *launchBench) runAgentbox() (time.Duration, []step, []step, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
 	args := []string{"run", "--runtime", b.runtime}
@@ -254,9 +256,9 @@ func (b *launchBench) runAgentbox() (time.Duration, []step, error) {
 	err := cmd.Run()
 	d := time.Since(start)
 	if err != nil {
-		return 0, nil, fmt.Errorf("agentbox run -- true: %w: %s", err, lastLine(stderr.String()))
+		return 0, nil, nil, fmt.Errorf("agentbox run -- true: %w: %s", err, lastLine(stderr.String()))
 	}
-	return d, parseTrace(stderr.String()), nil
+	return d, parseTrace(stderr.String()), parseParts(stderr.String()), nil
 }
 
 // runBaseline times `RUNTIME run` plus `RUNTIME delete --force` of the
