@@ -151,10 +151,10 @@ func receiveConfig(conn *selftest.Conn) (selftest.InitConfig, error) {
 	return *m.Config, m.Config.Validate()
 }
 
-// runProbes runs the probes in a child (this binary, --probe all, through
-// a starter) as the agent, with the agent's environment and directory, so
-// that they stand where the agent will: another uid than init, not PID 1, a
-// child of init. Every selected probe that the child does not report on is
+// runProbes runs the probes in a child (a starter that runs them itself
+// once it has become the agent, see probeInPlace) with the agent's
+// environment and directory, so that they stand where the agent will:
+// another uid than init, not PID 1, a child of init. Every selected probe that the child does not report on is
 // sent as UNKNOWN.
 func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
 	probes, err := selftest.Selected(&cfg)
@@ -181,10 +181,6 @@ func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
 
 func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[string]bool, error) {
 	seen := map[string]bool{}
-	in, err := json.Marshal(cfg)
-	if err != nil {
-		return seen, err
-	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return seen, err
@@ -204,8 +200,10 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 		inW.Close()
 		return seen, err
 	}
-	go func() { _, _ = inW.Write(in); inW.Close() }()
-	st := s.exec(execRequest{Args: []string{"/proc/self/exe", "--probe", "all", "--json"}, Env: env, Dir: cfg.Agent.Dir})
+	// The probes' stdin is a pipe at its end, as the probe program left it
+	// once it had read its configuration there; they get it in the request.
+	inW.Close()
+	st := s.exec(execRequest{Probes: &cfg, Env: env, Dir: cfg.Agent.Dir})
 	if st.Error != "" {
 		reapPid(s.pid)
 		return seen, errors.New(st.Error)
