@@ -176,7 +176,7 @@ func (p *prepared) startGateway() error {
 func (p *prepared) writeBundle() error {
 	rt := engine.Runtime{Name: p.plan.Runtime.Name, Path: p.plan.Runtime.Path, Root: p.dirs.runtimeRoot(p.plan.Runtime.Name), UserNS: p.ids.userNS}
 	rt.Hide = engine.HiddenUnified(rt.Name, p.host.EUID == 0)
-	rt.Helper = p.host.InitPath // hides that mount, lays out nested binds
+	rt.Helper = p.host.InitPath // a containerd shim's runc helper (engine/containerd)
 	p.meta.Runtime, p.eng = rt, p.l.cfg.opener()(rt)
 	if err := p.runDir.WriteMeta(p.meta); err != nil {
 		return err
