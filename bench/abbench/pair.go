@@ -52,22 +52,40 @@ func runPair(args []string) error {
 		return err
 	}
 	var runs [2][]pair
-	for i := range *warmup + *n {
+	var failures [2][]string
+	for i := 0; len(runs[0]) < *n; i++ {
+		if len(failures[0])+len(failures[1]) > *n {
+			break
+		}
 		order := []int{0, 1}
 		if i%2 == 1 {
 			order = []int{1, 0}
 		}
+		var got [2]pair
+		ok := true
 		for _, k := range order {
-			var p pair
-			if p.agentbox, p.steps, p.parts, err = sides[k].runAgentbox(); err != nil {
-				return fmt.Errorf("pair %d, %s: %w", i, sides[k].agentbox, err)
+			p, err := sides[k].runAgentbox()
+			if err != nil {
+				// Reported, and the pair dropped: a shared machine's other
+				// work can kill a launch, and the two sides must stay pairs.
+				failures[k] = append(failures[k], fmt.Sprintf("pair %d: %v", i, err))
+				ok = false
 			}
-			if i >= *warmup {
-				runs[k] = append(runs[k], p)
-			}
+			got[k] = p
+		}
+		if ok && i >= *warmup {
+			runs[0], runs[1] = append(runs[0], got[0]), append(runs[1], got[1])
 		}
 	}
 	fmt.Print(pairReport(*runtime, [2]string{*before, *after}, runs, loadAverage()))
+	for k, name := range []string{"before", "after"} {
+		for _, f := range failures[k] {
+			fmt.Printf("  %s FAILED, pair dropped: %s\n", name, strings.ReplaceAll(f, "\n", " | "))
+		}
+	}
+	if len(runs[0]) < *n {
+		return fmt.Errorf("pair: %d launches failed, more than the %d pairs asked for", len(failures[0])+len(failures[1]), *n)
+	}
 	return nil
 }
 
@@ -76,20 +94,28 @@ func pairReport(runtime string, bins [2]string, runs [2][]pair, load string) str
 	var w strings.Builder
 	fmt.Fprintf(&w, "agentbox run --runtime %s -- true, %d pairs alternating launch by launch; load average at the end: %s\n", runtime, len(runs[0]), load)
 	fmt.Fprintf(&w, "  before: %s\n  after:  %s\n", bins[0], bins[1])
-	var ratios []float64
-	var total [2]sample
-	for i := range runs[0] {
-		ratios = append(ratios, float64(runs[1][i].agentbox)/float64(max(runs[0][i].agentbox, 1)))
-		total[0] = append(total[0], runs[0][i].agentbox)
-		total[1] = append(total[1], runs[1][i].agentbox)
+	for _, m := range []struct {
+		name string
+		of   func(pair) time.Duration
+	}{
+		{"whole launch, wall", func(p pair) time.Duration { return p.agentbox }},
+		{"CPU of agentbox and what it waited for", func(p pair) time.Duration { return p.cpu }},
+	} {
+		var ratios []float64
+		var total [2]sample
+		for i := range runs[0] {
+			ratios = append(ratios, float64(m.of(runs[1][i]))/float64(max(m.of(runs[0][i]), 1)))
+			total[0] = append(total[0], m.of(runs[0][i]))
+			total[1] = append(total[1], m.of(runs[1][i]))
+		}
+		q := func(p float64) float64 {
+			c := slices.Clone(ratios)
+			slices.Sort(c)
+			return c[min(max(int(p*float64(len(c))+0.5)-1, 0), len(c)-1)]
+		}
+		fmt.Fprintf(&w, "  %s: before %s, after %s (medians); paired ratio after/before %.3f (IQR %.3f–%.3f)\n",
+			m.name, ms(total[0].median()), ms(total[1].median()), medianFloat(ratios), q(0.25), q(0.75))
 	}
-	q := func(p float64) float64 {
-		c := slices.Clone(ratios)
-		slices.Sort(c)
-		return c[min(max(int(p*float64(len(c))+0.5)-1, 0), len(c)-1)]
-	}
-	fmt.Fprintf(&w, "  whole launch: before %s, after %s (medians); paired ratio after/before %.3f (IQR %.3f–%.3f)\n",
-		ms(total[0].median()), ms(total[1].median()), medianFloat(ratios), q(0.25), q(0.75))
 	tw := tabwriter.NewWriter(&w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  step or part\tbefore\tafter\t\n")
 	for _, name := range stepNames(runs) {

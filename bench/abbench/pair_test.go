@@ -20,7 +20,7 @@ func TestPairReport(t *testing.T) {
 	}
 	got := pairReport("runc", [2]string{"a", "b"}, runs, "0.10 0.20 0.30")
 	// pairs' ratios 0.9, 0.5, 0.8: the median is 0.8, not 90/100
-	for _, want := range []string{"paired ratio after/before 0.800 (IQR 0.500–0.800)", "before 100.00 ms, after 90.00 ms", "load average at the end: 0.10 0.20 0.30"} {
+	for _, want := range []string{"paired ratio after/before 0.800 (IQR 0.500–0.800)", "wall: before 100.00 ms, after 90.00 ms", "load average at the end: 0.10 0.20 0.30"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
 		}
