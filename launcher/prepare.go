@@ -43,6 +43,8 @@ type prepared struct {
 	// init's fd 3.
 	initCh  *selftest.Launcher
 	initEnd *os.File
+	// configSent is the outcome of sending init its configuration.
+	configSent chan error
 	// dialer is init's bridge dialer under gVisor (gvisor.go); nil else.
 	dialer *gvisorBridge
 	sess   *engine.Session
@@ -271,14 +273,18 @@ func (p *prepared) plantCanaries() error {
 	return c.plantListeners(p.run.ID)
 }
 
-// openInit makes the init channel; its other end becomes fd 3 of init.
+// openInit makes the init channel, whose other end becomes fd 3 of init,
+// and starts sending init its configuration on it (sendInitConfig).
 func (p *prepared) openInit() error {
 	lc, end, err := selftest.NewLauncher()
 	if err != nil {
 		return err
 	}
 	p.initCh, p.initEnd = lc, end
-	return p.openDialer()
+	if err := p.openDialer(); err != nil {
+		return err
+	}
+	return p.sendInitConfig()
 }
 
 func (p *prepared) create(ctx context.Context) error {

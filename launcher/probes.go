@@ -71,13 +71,38 @@ func ParseSelfTestFlags(allow, targets []string) (map[string]string, selftest.Ta
 	return au, t, nil
 }
 
-// configureInit sends init its configuration: the agent to start and the
-// ids its children become (init runs under ids of its own), every probe
-// with its targets and canaries, the Landlock plan, and to wait for the
-// launcher's decision.
+// configureInit closes the launcher's copy of init's end of the channel
+// (the runtime passed it on) and waits until the configuration, sent when
+// the channel was made (openInit), is in the channel.
 func (p *prepared) configureInit() error {
 	p.initEnd.Close()
 	p.serveDialer()
+	return <-p.configSent
+}
+
+// sendInitConfig starts sending init its configuration (initConfig) on
+// the channel openInit just made, before the runtime starts init: all of
+// it is known by then, the channel holds it until init reads it, and init
+// then finds it there as it starts, instead of waiting for the launcher's
+// bookkeeping after the runtime's create. The send runs on its own, so
+// that a configuration larger than the channel's buffer waits for init
+// instead of blocking the create; configureInit collects its outcome, and
+// a channel closed by teardown ends it.
+func (p *prepared) sendInitConfig() error {
+	ic := p.initConfig()
+	if err := ic.Validate(); err != nil {
+		return fmt.Errorf("init config: %w", err)
+	}
+	p.configSent = make(chan error, 1)
+	go func() { p.configSent <- p.initCh.Configure(ic) }()
+	return nil
+}
+
+// initConfig is init's configuration: the agent to start and the ids its
+// children become (init runs under ids of its own), every probe with its
+// targets and canaries, the Landlock plan, and to wait for the launcher's
+// decision.
+func (p *prepared) initConfig() selftest.InitConfig {
 	cfg := p.l.cfg
 	t := cfg.Targets
 	c := p.canaries
@@ -121,7 +146,7 @@ func (p *prepared) configureInit() error {
 	if cfg.WeakenInit != nil {
 		cfg.WeakenInit(&ic)
 	}
-	return p.initCh.Configure(ic)
+	return ic
 }
 
 // landlockPlan is the plan's Landlock ruleset as init's configuration
