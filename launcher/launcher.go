@@ -111,11 +111,11 @@ func (l *launch) argv() []string {
 // subTrace is a trace of the parts of step parent, named "parent/part",
 // which abbench reports apart from the steps (they add up to part of
 // their step); nil when AGENTBOX_TRACE is not 1.
-func (l *launch) subTrace(parent string) func(part string, start time.Time) {
+func (l *launch) subTrace(parent string) func(part string, took time.Duration) {
 	if l.cfg.getenv("AGENTBOX_TRACE") != "1" {
 		return nil
 	}
-	return func(part string, start time.Time) { l.trace(parent+"/"+part, start) }
+	return func(part string, took time.Duration) { l.traceFor(parent+"/"+part, took) }
 }
 
 // trace prints a step's wall time on Stderr when AGENTBOX_TRACE=1, which

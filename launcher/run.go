@@ -236,7 +236,7 @@ func (l *launch) tearDown(p *prepared) tornDown {
 		start := time.Now()
 		fn()
 		if sub != nil {
-			sub(name, start)
+			sub(name, time.Since(start))
 		}
 	}
 	var td tornDown
