@@ -208,7 +208,9 @@ func (b *launchBench) loop() ([]pair, error) {
 				if b.agentboxErr != "" {
 					return nil
 				}
-				p, err = b.runAgentbox()
+				// Only the agentbox side: the baseline may have run first.
+				a, err := b.runAgentbox()
+				p.agentbox, p.cpu, p.steps, p.parts = a.agentbox, a.cpu, a.steps, a.parts
 				return err
 			},
 			func() error {
