@@ -76,6 +76,15 @@ func initMain() int {
 		agent.kill()
 		return fail(selftest.ExitInitFailed, "probes", err)
 	}
+	if cfg.Agent.User != nil && len(cfg.Agent.Args) > 0 {
+		// Every child is started: from here on init needs CAP_KILL alone.
+		// It drops the rest while the launcher verifies the sandbox from
+		// the host, not after the go.
+		if err := keepOnlyKill(); err != nil {
+			agent.kill()
+			return fail(selftest.ExitInitFailed, "keep only CAP_KILL", err)
+		}
+	}
 	if err := awaitGo(watch, cfg); err != nil {
 		agent.kill()
 		return fail(selftest.ExitInitFailed, "go", err)
@@ -83,13 +92,6 @@ func initMain() int {
 	if len(cfg.Agent.Args) == 0 {
 		agent.cancel()
 		return 0 // a probe-only run (agentbox selftest): nothing to start
-	}
-	if cfg.Agent.User != nil {
-		// Every child is started: from here on init needs CAP_KILL alone.
-		if err := keepOnlyKill(); err != nil {
-			agent.kill()
-			return fail(selftest.ExitInitFailed, "keep only CAP_KILL", err)
-		}
 	}
 	sup := newSupervisor()
 	ll, code, err := startAgent(agent, cfg.Agent, cfg.Landlock)
