@@ -30,9 +30,12 @@ type Runtime struct {
 	// UserNS, for a rootless launcher with subordinate ids, is the user
 	// namespace every invocation of the runtime runs in; nil otherwise.
 	UserNS *UserNS `json:",omitempty"`
-	// Hide is a mount the runtime must not see (see HiddenUnified), and
-	// Helper the binary that hides it, or lays out a bundle's nested binds
-	// (agentbox-init, see ComposeFile); empty for none.
+	// Hide is a mount the runtime must not see (see HiddenUnified); the
+	// runtime's create runs in a mount namespace without it, which also
+	// holds a bundle's nested binds (see ComposeFile, runInMountNS).
+	// Helper is agentbox-init, the helper binary of the engines that run
+	// the runtime through one (a containerd shim's runc: package
+	// engine/containerd); empty for none.
 	Hide   string `json:",omitempty"`
 	Helper string `json:",omitempty"`
 }
@@ -73,38 +76,50 @@ type State struct {
 // Such a call needs no mount hidden: crun 1.8 reads, signals and removes
 // (v1 cgroups included) a container it created with the v2 hierarchy
 // hidden, on the host's own hybrid layout. The hybrid-cgroup workaround is
-// thus one helper process per launch, the create's (RUNTIME run --detach).
-func (r Runtime) command(ctx context.Context, extra int, args ...string) *exec.Cmd {
+// thus one mount namespace per launch, the create's (RUNTIME run --detach),
+// made by this process (runInMountNS), with no helper process.
+func (r Runtime) command(ctx context.Context, extra int, args ...string) invocation {
 	return r.composing(ctx, extra, "", "", args...)
 }
 
-// composing prepares one invocation whose helper first hides the mount
-// hide ("" for none) and lays out the nested binds of the composition
-// file compose ("" for none).
-func (r Runtime) composing(ctx context.Context, extra int, hide, compose string, args ...string) *exec.Cmd {
+// composing prepares one invocation that execute runs in a mount
+// namespace of its own where the mount hide is hidden ("" for none) and
+// the nested binds of the composition file compose are laid out ("" for
+// none); for a rootless launcher, its helper lays them out in the user
+// namespace's.
+func (r Runtime) composing(ctx context.Context, extra int, hide, compose string, args ...string) invocation {
 	full := append([]string{"--root", r.Root}, args...)
-	var cmd *exec.Cmd
-	switch {
-	case r.UserNS != nil:
-		cmd = r.UserNS.command(ctx, r.Path, full, extra, compose)
-	case hide != "" || compose != "":
-		cmd = mntnsCommand(ctx, r.Helper, hide, compose, r.Path, full)
-	default:
-		cmd = exec.CommandContext(ctx, r.Path, full...)
+	inv := invocation{hide: hide, compose: compose}
+	if r.UserNS != nil {
+		inv.cmd = r.UserNS.command(ctx, r.Path, full, extra, compose)
+	} else {
+		inv.cmd = exec.CommandContext(ctx, r.Path, full...)
 	}
-	cmd.Env = runtimeEnv()
-	return cmd
+	inv.cmd.Env = runtimeEnv()
+	return inv
 }
 
-// execute runs cmd to completion, inside the user namespace if any.
-func (r Runtime) execute(cmd *exec.Cmd) error {
-	if r.UserNS == nil {
-		return cmd.Run()
+// invocation is one runtime command and the mount namespace it needs.
+type invocation struct {
+	cmd           *exec.Cmd
+	hide, compose string
+}
+
+// execute runs inv to completion: inside the user namespace if any (whose
+// helper does the composition), else in a mount namespace made for it
+// when it hides a mount or lays out nested binds (runInMountNS), else
+// directly.
+func (r Runtime) execute(inv invocation) error {
+	switch {
+	case r.UserNS != nil:
+		if err := r.UserNS.start(inv.cmd); err != nil {
+			return err
+		}
+		return inv.cmd.Wait()
+	case inv.hide != "" || inv.compose != "":
+		return runInMountNS(inv.cmd, inv.hide, inv.compose)
 	}
-	if err := r.UserNS.start(cmd); err != nil {
-		return err
-	}
-	return cmd.Wait()
+	return inv.cmd.Run()
 }
 
 // runtimeEnv is the environment of runtime invocations: enough to work, and
@@ -147,14 +162,10 @@ func (r Runtime) launch(ctx context.Context, verb []string, id, bundle string, o
 		}
 		args = append(args, fds...)
 	}
-	compose := composition(bundle)
-	if compose != "" && r.UserNS == nil && r.Helper == "" {
-		return 0, fmt.Errorf("%s %s: the bundle has nested binds, which need agentbox-init as the runtime's helper (Runtime.Helper)", r.Name, verb[0])
-	}
-	cmd := r.composing(ctx, len(o.ExtraFiles), r.Hide, compose, append(args, id)...)
-	setStdio(cmd, o.Stdio)
-	cmd.ExtraFiles = o.ExtraFiles
-	if err := r.execute(cmd); err != nil {
+	inv := r.composing(ctx, len(o.ExtraFiles), r.Hide, composition(bundle), append(args, id)...)
+	setStdio(inv.cmd, o.Stdio)
+	inv.cmd.ExtraFiles = o.ExtraFiles
+	if err := r.execute(inv); err != nil {
 		return 0, r.cmdError(verb[0], err, logErrors(logFile))
 	}
 	return readPid(pidFile)
@@ -207,10 +218,10 @@ func readPid(path string) (int, error) {
 // Start runs the command of a created sandbox; like create, it runs with
 // Hide hidden.
 func (r Runtime) Start(ctx context.Context, id string) error {
-	cmd := r.composing(ctx, 0, r.Hide, "", "start", id)
+	inv := r.composing(ctx, 0, r.Hide, "", "start", id)
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := r.execute(cmd); err != nil {
+	inv.cmd.Stderr = &stderr
+	if err := r.execute(inv); err != nil {
 		return r.cmdError("start", err, stderr.String())
 	}
 	return nil
@@ -254,10 +265,10 @@ func (r Runtime) run(ctx context.Context, args ...string) error {
 }
 
 func (r Runtime) output(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := r.command(ctx, 0, args...)
+	inv := r.command(ctx, 0, args...)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := r.execute(cmd); err != nil {
+	inv.cmd.Stdout, inv.cmd.Stderr = &stdout, &stderr
+	if err := r.execute(inv); err != nil {
 		return stdout.Bytes(), r.cmdError(args[0], err, stderr.String())
 	}
 	return stdout.Bytes(), nil

@@ -23,12 +23,8 @@ const ioctlGetTermios = unix.TIOCGETA
 // Linux's.
 var errNoNamespaces = errors.New("the runtime engine needs Linux namespaces; on macOS agentbox runs the agent as a dedicated account: --isolation user")
 
-// mntnsCommand is a command that fails to start with errNoNamespaces.
-func mntnsCommand(ctx context.Context, helper, _, _, _ string, _ []string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, helper)
-	cmd.Err = errNoNamespaces
-	return cmd
-}
+// runInMountNS refuses: mount namespaces are Linux's.
+func runInMountNS(*exec.Cmd, string, string) error { return errNoNamespaces }
 
 // command is a command that fails to start with errNoNamespaces.
 func (n UserNS) command(ctx context.Context, _ string, _ []string, _ int, _ string) *exec.Cmd {

@@ -26,6 +26,28 @@ type Target struct {
 	PidNS   uint64 // inode of the sandbox's pid namespace, 0 if unknown
 	InitPid int    // the sandbox's first process, reaped here if it is our child
 	Cgroup  string // cgroups path given to the runtime, "" if none
+	// Trace, when set, is told each part of the teardown and how long it
+	// took, from the goroutine that called Teardown (the launcher's
+	// AGENTBOX_TRACE=1 sub-steps).
+	Trace func(part string, took time.Duration)
+}
+
+// traced runs fn as part name of the teardown, told to t.Trace.
+func (t Target) traced(name string, fn func()) {
+	t.trace(name, timed(fn))
+}
+
+func (t Target) trace(name string, took time.Duration) {
+	if t.Trace != nil {
+		t.Trace(name, took)
+	}
+}
+
+// timed runs fn and returns how long it took.
+func timed(fn func()) time.Duration {
+	began := time.Now()
+	fn()
+	return time.Since(began)
 }
 
 // Teardown kills every process of the sandbox, deletes the runtime state,
@@ -50,25 +72,74 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	// pid namespace's processes before its init's exit completes): then
 	// there is nothing to wait for before the runtime's delete, and the
 	// walk after it is the proof.
-	if killNamespace(ns) > 0 {
-		waitGone(ctx, ns, t.InitPid, 2*time.Second)
+	var found int
+	t.traced("kill", func() {
+		if found = killNamespace(ns); found > 0 {
+			waitGone(ctx, ns, t.InitPid, 2*time.Second)
+		}
+	})
+	// When the walk found the sandbox's pid namespace empty, no process of
+	// it is left to race what follows: the cleanups and the removal of the
+	// bundle (most of the run directory's files) then run while the
+	// runtime deletes its state, which they do not touch. The bundle goes
+	// only once every cleanup succeeded (a failed one keeps the run
+	// directory for gc, and an engine's gc may need its bundle), and
+	// meta.json, which names the run for gc, stays until the end. With
+	// processes found, or no namespace to look in, it is one after the
+	// other, as before.
+	overlap := ns != 0 && found == 0
+	type deletion struct {
+		err  error
+		took time.Duration
 	}
-	if r.Path != "" {
-		if err := r.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
-			_ = r.Kill(ctx, t.ID, syscall.SIGKILL, true)
-			if err := r.Delete(ctx, t.ID, false); err != nil && !errors.Is(err, ErrNotFound) {
-				note(err)
+	deleted := make(chan deletion, 1)
+	deleteState := func() {
+		var d deletion
+		d.took = timed(func() {
+			if r.Path == "" {
+				return
 			}
-		}
+			if err := r.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
+				_ = r.Kill(ctx, t.ID, syscall.SIGKILL, true)
+				if err := r.Delete(ctx, t.ID, false); err != nil && !errors.Is(err, ErrNotFound) {
+					d.err = err
+				}
+			}
+		})
+		deleted <- d
 	}
-	rec.SurvivingPIDs = waitGone(ctx, ns, t.InitPid, time.Second)
-	cgroups := removeCgroups(t.Cgroup)
+	joinDelete := func() {
+		d := <-deleted
+		note(d.err)
+		t.trace("delete", d.took)
+	}
 	failed := false
-	for _, c := range cleanups {
-		if err := c(); err != nil {
-			note(err)
-			failed = true
+	runCleanups := func() {
+		t.traced("cleanups", func() {
+			for _, c := range cleanups {
+				if err := c(); err != nil {
+					note(err)
+					failed = true
+				}
+			}
+		})
+	}
+	var cgroups []string
+	if overlap {
+		go deleteState()
+		runCleanups()
+		if !failed {
+			t.traced("bundle", func() { note(removeBundle(t.RunDir)) })
 		}
+		joinDelete()
+		t.traced("walk", func() { rec.SurvivingPIDs = waitGone(ctx, ns, t.InitPid, time.Second) })
+		t.traced("cgroups", func() { cgroups = removeCgroups(t.Cgroup) })
+	} else {
+		deleteState()
+		joinDelete()
+		t.traced("walk", func() { rec.SurvivingPIDs = waitGone(ctx, ns, t.InitPid, time.Second) })
+		t.traced("cgroups", func() { cgroups = removeCgroups(t.Cgroup) })
+		runCleanups()
 	}
 	if failed {
 		rec.Decision = ledger.DecisionResidue
@@ -76,10 +147,12 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 		rec.Errors = append(rec.Errors, "run directory "+t.RunDir+" kept for a later 'agentbox gc'")
 		return rec
 	}
-	note(removeRunDir(t.RunDir))
-	rec.RuntimeStateLeft = append(r.stateLeft(ctx, t.ID), cgroups...)
-	rec.RemainingMounts = mountsUnder(t.RunDir)
-	rec.OpenSockets = socketsUnder(t.RunDir)
+	t.traced("run directory", func() { note(removeRunDir(t.RunDir)) })
+	t.traced("proof", func() {
+		rec.RuntimeStateLeft = append(r.stateLeft(ctx, t.ID), cgroups...)
+		rec.RemainingMounts = mountsUnder(t.RunDir)
+		rec.OpenSockets = socketsUnder(t.RunDir)
+	})
 	rec.Decision = ledger.DecisionClean
 	if len(rec.SurvivingPIDs)+len(rec.RemainingMounts)+len(rec.OpenSockets)+len(rec.RuntimeStateLeft) > 0 || refused != nil {
 		rec.Decision = ledger.DecisionResidue
@@ -227,6 +300,17 @@ func cgroupDirs(path string) []string {
 		}
 	}
 	return out
+}
+
+// removeBundle removes the bundle directory of the run directory dir.
+func removeBundle(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := RemoveTree(filepath.Join(dir, "bundle")); err != nil {
+		return fmt.Errorf("remove the bundle: %w", err)
+	}
+	return nil
 }
 
 func removeRunDir(dir string) error {

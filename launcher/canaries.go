@@ -67,6 +67,18 @@ func (c *canaries) plantEnvCanary(p canaryPlan) {
 	c.config.EnvName, c.config.EnvSHA256 = p.envName, selftest.SHA256([]byte(p.envValue))
 }
 
+// canaryFiles are the canary files plantFiles plants: one in the home
+// and one in the run directory, either skipped when "".
+func canaryFiles(home, runDir, runID string) []string {
+	var out []string
+	for _, dir := range []string{home, runDir} {
+		if dir != "" {
+			out = append(out, filepath.Join(dir, ".agentbox-canary-"+runID))
+		}
+	}
+	return out
+}
+
 // plantFiles writes the same random content into the user's real home and
 // into the run directory, and names the home for the probes.
 func (c *canaries) plantFiles(home, runDir, runID string) error {
@@ -77,11 +89,8 @@ func (c *canaries) plantFiles(home, runDir, runID string) error {
 			c.config.HostHome = append(c.config.HostHome, hp)
 		}
 	}
-	for _, dir := range []string{home, runDir} {
-		if dir == "" {
-			continue
-		}
-		p := filepath.Join(dir, ".agentbox-canary-"+runID)
+	for _, p := range canaryFiles(home, runDir, runID) {
+		dir := filepath.Dir(p)
 		if err := os.WriteFile(p, content, 0o600); err != nil {
 			return fmt.Errorf("plant canary in %s: %w", dir, err)
 		}

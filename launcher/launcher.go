@@ -108,10 +108,23 @@ func (l *launch) argv() []string {
 	return l.cfg.Argv
 }
 
+// subTrace is a trace of the parts of step parent, named "parent/part",
+// which abbench reports apart from the steps (they add up to part of
+// their step); nil when AGENTBOX_TRACE is not 1.
+func (l *launch) subTrace(parent string) func(part string, took time.Duration) {
+	if l.cfg.getenv("AGENTBOX_TRACE") != "1" {
+		return nil
+	}
+	return func(part string, took time.Duration) { l.traceFor(parent+"/"+part, took) }
+}
+
 // trace prints a step's wall time on Stderr when AGENTBOX_TRACE=1, which
 // is how the README's account of agentbox's own time was measured.
-func (l *launch) trace(name string, start time.Time) {
+func (l *launch) trace(name string, start time.Time) { l.traceFor(name, time.Since(start)) }
+
+// traceFor prints d as the wall time of step name, as trace does.
+func (l *launch) traceFor(name string, d time.Duration) {
 	if l.cfg.getenv("AGENTBOX_TRACE") == "1" {
-		fmt.Fprintf(l.out, "agentbox: trace: %-16s %8.2fms\n", name, float64(time.Since(start).Microseconds())/1000)
+		fmt.Fprintf(l.out, "agentbox: trace: %-16s %8.2fms\n", name, float64(d.Microseconds())/1000)
 	}
 }

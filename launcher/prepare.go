@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -43,6 +44,8 @@ type prepared struct {
 	// init's fd 3.
 	initCh  *selftest.Launcher
 	initEnd *os.File
+	// configSent is the outcome of sending init its configuration.
+	configSent chan error
 	// dialer is init's bridge dialer under gVisor (gvisor.go); nil else.
 	dialer *gvisorBridge
 	sess   *engine.Session
@@ -179,11 +182,11 @@ func (p *prepared) startGateway() error {
 func (p *prepared) writeBundle() error {
 	rt := engine.Runtime{Name: p.plan.Runtime.Name, Path: p.plan.Runtime.Path, Root: p.dirs.runtimeRoot(p.plan.Runtime.Name), UserNS: p.ids.userNS}
 	rt.Hide = engine.HiddenUnified(rt.Name, p.host.EUID == 0)
-	rt.Helper = p.host.InitPath // hides that mount, lays out nested binds
+	rt.Helper = p.host.InitPath // a containerd shim's runc helper (engine/containerd)
+	// meta.json gets the runtime with the canaries' write (plantCanaries),
+	// which every run makes before its create: no container of the run can
+	// exist before that, and a gc of a run without one deletes none.
 	p.meta.Runtime, p.eng = rt, p.l.cfg.opener()(rt)
-	if err := p.runDir.WriteMeta(p.meta); err != nil {
-		return err
-	}
 	s := p.spec
 	if ns := p.ids.userNS; ns != nil {
 		var err error
@@ -257,16 +260,21 @@ func (p *prepared) grantWorkspace() error {
 
 // plantCanaries plants the canaries the run chose before planning: the
 // environment variable, the files in the home and the run directory, the
-// workspace socket the plan covers, and the network listeners; meta.json
-// names the files, so that a crashed run's gc removes them.
+// workspace socket the plan covers, and the network listeners. meta.json
+// names the files and the socket before any of them exists (gc's removal
+// passes over one that is not there), in one write, so that a crash at any
+// point leaves none of them unnamed.
 func (p *prepared) plantCanaries() error {
 	c := &p.canaries
 	c.plantEnvCanary(p.canary)
-	if err := c.plantFiles(p.host.Home, p.runDir.Path, p.run.ID); err != nil {
+	p.meta.Canaries = canaryFiles(p.host.Home, p.runDir.Path, p.run.ID)
+	if p.ws.root != "" {
+		p.meta.Canaries = append(p.meta.Canaries, filepath.Join(p.ws.root, p.canary.socket))
+	}
+	if err := p.runDir.WriteMeta(p.meta); err != nil {
 		return err
 	}
-	p.meta.Canaries = c.files
-	if err := p.runDir.WriteMeta(p.meta); err != nil {
+	if err := c.plantFiles(p.host.Home, p.runDir.Path, p.run.ID); err != nil {
 		return err
 	}
 	if p.ws.root != "" {
@@ -277,14 +285,18 @@ func (p *prepared) plantCanaries() error {
 	return c.plantListeners(p.run.ID)
 }
 
-// openInit makes the init channel; its other end becomes fd 3 of init.
+// openInit makes the init channel, whose other end becomes fd 3 of init,
+// and starts sending init its configuration on it (sendInitConfig).
 func (p *prepared) openInit() error {
 	lc, end, err := selftest.NewLauncher()
 	if err != nil {
 		return err
 	}
 	p.initCh, p.initEnd = lc, end
-	return p.openDialer()
+	if err := p.openDialer(); err != nil {
+		return err
+	}
+	return p.sendInitConfig()
 }
 
 func (p *prepared) create(ctx context.Context) error {

@@ -70,13 +70,38 @@ func ParseSelfTestFlags(allow, targets []string) (map[string]string, selftest.Ta
 	return au, t, nil
 }
 
-// configureInit sends init its configuration: the agent to start and the
-// ids its children become (init runs under ids of its own), every probe
-// with its targets and canaries, the Landlock plan, and to wait for the
-// launcher's decision.
+// configureInit closes the launcher's copy of init's end of the channel
+// (the runtime passed it on) and waits until the configuration, sent when
+// the channel was made (openInit), is in the channel.
 func (p *prepared) configureInit() error {
 	p.initEnd.Close()
 	p.serveDialer()
+	return <-p.configSent
+}
+
+// sendInitConfig starts sending init its configuration (initConfig) on
+// the channel openInit just made, before the runtime starts init: all of
+// it is known by then, the channel holds it until init reads it, and init
+// then finds it there as it starts, instead of waiting for the launcher's
+// bookkeeping after the runtime's create. The send runs on its own, so
+// that a configuration larger than the channel's buffer waits for init
+// instead of blocking the create; configureInit collects its outcome, and
+// a channel closed by teardown ends it.
+func (p *prepared) sendInitConfig() error {
+	ic := p.initConfig()
+	if err := ic.Validate(); err != nil {
+		return fmt.Errorf("init config: %w", err)
+	}
+	p.configSent = make(chan error, 1)
+	go func() { p.configSent <- p.initCh.Configure(ic) }()
+	return nil
+}
+
+// initConfig is init's configuration: the agent to start and the ids its
+// children become (init runs under ids of its own), every probe with its
+// targets and canaries, the Landlock plan, and to wait for the launcher's
+// decision.
+func (p *prepared) initConfig() selftest.InitConfig {
 	cfg := p.l.cfg
 	t := cfg.Targets
 	c := p.canaries
@@ -121,7 +146,7 @@ func (p *prepared) configureInit() error {
 	if cfg.WeakenInit != nil {
 		cfg.WeakenInit(&ic)
 	}
-	return p.initCh.Configure(ic)
+	return ic
 }
 
 // landlockPlan is the plan's Landlock ruleset as init's configuration
@@ -146,15 +171,19 @@ func landlockPlan(p *policy.Plan) *selftest.LandlockPlan {
 func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
+	began := time.Now()
 	results, err := p.initCh.Results(ctx)
 	if err != nil {
 		return verified{}, fmt.Errorf("self-test: %w", err)
 	}
+	p.traceResults(began)
+	hostBegan := time.Now()
 	v := verified{results: results}
 	v.host = p.verifyHost() // user.go, user_darwin.go
 	if p.plan.Runtime.Name == "runsc" {
 		selftest.SentrySubstitute(v.results, v.host) // gvisor.go names each difference
 	}
+	p.l.trace("self-test/verify", hostBegan)
 	v.verdict = selftest.Judge(v.all(), p.excuses())
 	p.noteSelfTest(len(v.verdict.Failed))
 	p.l.evidenceProbes(v.all())
@@ -168,6 +197,20 @@ func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 		return v, refusef("the boundary failed %d probe(s): %s; nothing was started%s", len(failed), strings.Join(probeNames(failed), ", "), probeFix(failed))
 	}
 	return v, nil
+}
+
+// traceResults splits the wait for init's results that began at began:
+// until the first result (init's start, its probe process's, the first
+// probe), the probes, and what came after the last one (the agent's
+// starter, when it was not ready by then).
+func (p *prepared) traceResults(began time.Time) {
+	first, last := p.initCh.ResultTimes()
+	if first.IsZero() {
+		return
+	}
+	p.l.traceFor("self-test/first result", first.Sub(began))
+	p.l.traceFor("self-test/probes", last.Sub(first))
+	p.l.traceFor("self-test/probes done", time.Since(last))
 }
 
 // excuses are what may excuse a result: the UNKNOWNs the user accepts,

@@ -201,13 +201,17 @@ func (l *launch) finish(start time.Time, o outcome) outcome {
 	if l.cfg.ProbesOnly && o.exit == ExitOK && !td.teardown.Clean() {
 		o.exit = ExitFindings // a self-test whose sandbox left residue did not pass
 	}
+	began := time.Now()
 	o.rec, o.recorded = l.record(start, o, td), true
+	l.trace("finish/record", began)
 	if !td.teardown.Clean() {
 		fmt.Fprintf(l.out, "agentbox: teardown left residue: %s (run 'agentbox gc')\n", describe(td.teardown))
 	}
+	began = time.Now()
 	if err := o.p.dirs.Ledger().Append(o.rec); err != nil {
 		fmt.Fprintf(l.out, "agentbox: warning: ledger: %v\n", err)
 	}
+	l.trace("finish/ledger", began)
 	if l.ev != nil {
 		l.ev.Record(o.rec)
 	}
@@ -227,32 +231,46 @@ type tornDown struct {
 // the workspace compared with its snapshot.
 func (l *launch) tearDown(p *prepared) tornDown {
 	began := time.Now()
-	if p.initCh != nil {
-		p.initCh.Close()
-	}
-	p.closeDialer()
-	// The agent's output is written out, and the terminal restored, before
-	// any line of agentbox's own.
-	if p.sess != nil {
-		p.sess.Close()
+	sub := l.subTrace("teardown")
+	part := func(name string, fn func()) {
+		start := time.Now()
+		fn()
+		if sub != nil {
+			sub(name, time.Since(start))
+		}
 	}
 	var td tornDown
-	td.gateway = l.stopGateway(p.gw)
-	p.denials.stop(p.gw)
+	part("close", func() {
+		if p.initCh != nil {
+			p.initCh.Close()
+		}
+		p.closeDialer()
+		// The agent's output is written out, and the terminal restored,
+		// before any line of agentbox's own.
+		if p.sess != nil {
+			p.sess.Close()
+		}
+		td.gateway = l.stopGateway(p.gw)
+		p.denials.stop(p.gw)
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	td.teardown = cleanRun(ctx, p.dirs, l.cfg.opener(), p.runDir, p.meta)
+	td.teardown = cleanRun(ctx, p.dirs, l.cfg.opener(), p.runDir, p.meta, sub)
 	cancel()
-	td.ws = l.inspectLeftovers(p.ws)
+	part("workspace", func() { td.ws = l.inspectLeftovers(p.ws) })
 	if label := p.host.SELinuxLabels[0]; label != "" {
 		selinux.ReleaseLabel(label)
 	}
-	if err := p.canaries.remove(); err != nil {
-		fmt.Fprintf(l.out, "agentbox: warning: removing canaries: %v\n", err)
-	}
+	part("canaries", func() {
+		if err := p.canaries.remove(); err != nil {
+			fmt.Fprintf(l.out, "agentbox: warning: removing canaries: %v\n", err)
+		}
+	})
 	l.trace("teardown", began)
 	p.user.release() // user.go
+	began = time.Now()
 	if err := p.ids.release(); err != nil {
 		fmt.Fprintf(l.out, "agentbox: warning: %v\n", err)
 	}
+	l.trace("finish/ids release", began)
 	return td
 }

@@ -28,8 +28,9 @@ type runtimeCacheEntry struct {
 	Key   string              `json:"key"`
 	Facts doctor.RuntimeFacts `json:"facts"`
 	// SelfTest is the verdict of the last self-test on this binary (see
-	// noteSelfTest), and SelfTestRun the run that gave it; the planner's
-	// default runtime depends on it (policy.ChooseRuntime).
+	// noteSelfTest), and SelfTestRun the first run of the latest ones that
+	// gave it; the planner's default runtime depends on it
+	// (policy.ChooseRuntime).
 	SelfTest    policy.SelfTestVerdict `json:"self_test,omitempty"`
 	SelfTestRun string                 `json:"self_test_run,omitempty"`
 }
@@ -137,8 +138,11 @@ func installedRuntimes(runRoot string) []policy.InstalledRuntime {
 // storeSelfTest keeps verdict v of run for the runtime name at path in
 // the cache under runRoot, on the entry the runtime step wrote for the
 // binary (none: the binary's version could not be read, and nothing is
-// kept). Two launches that finish at once may lose one verdict, never
-// tear the file (engine.WriteFileAtomic).
+// kept). A verdict the entry holds already is left as it is, with the run
+// that first gave it: the file is rewritten only when the verdict changes,
+// not on every launch (noteSelfTest runs before the agent starts). Two launches
+// that finish at once may lose one verdict, never tear the file
+// (engine.WriteFileAtomic).
 func storeSelfTest(runRoot, name, path string, v policy.SelfTestVerdict, run string) {
 	cached, key, err := readRuntimeCache(runRoot, name, path)
 	if err != nil {
@@ -146,6 +150,9 @@ func storeSelfTest(runRoot, name, path string, v policy.SelfTestVerdict, run str
 	}
 	for i := range cached {
 		if cached[i].Key == key {
+			if cached[i].SelfTest == v && cached[i].SelfTestRun != "" {
+				return
+			}
 			cached[i].SelfTest, cached[i].SelfTestRun = v, run
 			if data, err := json.Marshal(cached); err == nil {
 				_ = engine.WriteFileAtomic(filepath.Join(runRoot, runtimeCacheFile), data, 0o600)

@@ -68,6 +68,21 @@ func TestSelfTestVerdictFollowsTheBinary(t *testing.T) {
 	if len(cached) != 1 || cached[0].Key != key || cached[0].SelfTest != policy.SelfTestFailed || cached[0].SelfTestRun != "R1" {
 		t.Fatalf("cache after a failed self-test: %+v", cached)
 	}
+	// The same verdict again leaves the file alone (no write per launch);
+	// another verdict replaces it.
+	file := filepath.Join(root, runtimeCacheFile)
+	before, _ := os.Stat(file)
+	storeSelfTest(root, "crun", bin, policy.SelfTestFailed, "R2")
+	if after, _ := os.Stat(file); !os.SameFile(before, after) {
+		t.Error("the same verdict again rewrote the cache")
+	}
+	if cached, _, _ := readRuntimeCache(root, "crun", bin); cached[0].SelfTestRun != "R1" {
+		t.Errorf("the same verdict again: run %q, want the first, R1", cached[0].SelfTestRun)
+	}
+	storeSelfTest(root, "crun", bin, policy.SelfTestPassed, "R3")
+	if cached, _, _ := readRuntimeCache(root, "crun", bin); cached[0].SelfTest != policy.SelfTestPassed || cached[0].SelfTestRun != "R3" {
+		t.Errorf("a new verdict: %+v", cached[0])
+	}
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n# upgraded\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}

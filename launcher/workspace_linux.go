@@ -16,7 +16,7 @@ import (
 // that no path is re-resolved and a long workspace path fits a sockaddr),
 // and makes the socket connectable by anyone, so that only the sandbox's
 // own layers can refuse the probe. gc removes it after a crash (meta.json
-// names it).
+// names it before it exists).
 func (p *prepared) plantWorkspaceSocket() error {
 	ws, name := p.ws.root, p.canary.socket
 	dir, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -32,11 +32,7 @@ func (p *prepared) plantWorkspaceSocket() error {
 	path := filepath.Join(ws, name)
 	c := &p.canaries
 	c.workspace = c.serve(ln, path)
-	c.files = append(c.files, path)
-	p.meta.Canaries = c.files
-	if err := p.runDir.WriteMeta(p.meta); err != nil {
-		return err
-	}
+	c.files = append(c.files, path) // meta.json named it already (plantCanaries)
 	return chmodSocket(dir, name)
 }
 

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"time"
 )
 
@@ -12,7 +11,25 @@ import (
 // width, so that ids sort by start time as plain strings.
 const runIDLayout = "20060102T150405.000Z"
 
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// runIDPattern is what isRunID accepts, for messages. A regexp of it costs
+// every agentbox process about 0.3 ms and 1,700 allocations at start (its
+// counted repetition compiles to 128 copies), for a check this simple.
+const runIDPattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`
+
+// isRunID reports whether s matches runIDPattern.
+func isRunID(s string) bool {
+	if len(s) < 1 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // NewRunID returns a fresh run id such as "20251129T074412.123Z-4f2a9c1b":
 // the current UTC time to the millisecond and 32 random bits. Ids sort by
@@ -30,7 +47,7 @@ func newRunID(t time.Time) string {
 // letters, digits, '.', '_' and '-', not starting with a punctuation mark.
 // Ids made by NewRunID always are.
 func ValidRunID(id string) error {
-	if !runIDPattern.MatchString(id) {
+	if !isRunID(id) {
 		return fmt.Errorf("run id %q must match %s", id, runIDPattern)
 	}
 	return nil

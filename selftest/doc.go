@@ -40,7 +40,8 @@
 // when signal N ended it. Every child of init first becomes the agent
 // (Command.User: bounding set emptied, the agent's gid and uid, every
 // capability set empty) before it executes anything. Init runs the probes in
-// such a child (the same binary, "--probe all --json") with the agent's
+// such a child, which runs them itself once it is the agent (what
+// "--probe all --json" would print, without another exec), with the agent's
 // environment and directory; a probe that child does not report is sent as
 // UNKNOWN ("no-result"). Then it starts the child that becomes the agent and
 // reports its pid with probes-done: that child waits, already under the

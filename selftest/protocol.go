@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -109,6 +110,8 @@ func (c *Conn) Close() error { return c.c.Close() }
 type Launcher struct {
 	conn     *Conn
 	agentPID int
+	// first and last are when Results read its first and last result.
+	first, last time.Time
 }
 
 // Started is what init reports once the agent runs.
@@ -161,9 +164,17 @@ func (l *Launcher) Results(ctx context.Context) ([]Result, error) {
 			l.agentPID = m.PID
 			return out, nil
 		}
+		l.last = time.Now()
+		if len(out) == 0 {
+			l.first = l.last
+		}
 		out = append(out, *m.Result)
 	}
 }
+
+// ResultTimes are when Results read the first and the last probe result
+// (zero before any): what the launcher's trace splits the self-test by.
+func (l *Launcher) ResultTimes() (first, last time.Time) { return l.first, l.last }
 
 // AgentPID is the pid, in the sandbox's PID namespace, of init's child that
 // will become the agent, as "probes-done" reported it: it already runs under

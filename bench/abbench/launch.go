@@ -50,8 +50,13 @@ type launchBench struct {
 // container), the agentbox process alone (`agentbox help`) and the
 // agentbox-init process alone (`agentbox-init --list`).
 type pair struct {
-	agentbox, baseline         time.Duration
-	steps                      []step
+	agentbox, baseline time.Duration
+	steps              []step
+	parts              []step // of the steps (parseParts)
+	// cpu is the user and system time of agentbox and of the processes it
+	// waited for (the runtime's, the sandbox's, which it reaps as their
+	// subreaper): what a loaded machine disturbs far less than wall time.
+	cpu                        time.Duration
 	rtCall, abStart, initStart time.Duration
 }
 
@@ -156,7 +161,7 @@ func (b *launchBench) setup() error {
 			return fmt.Errorf("write the ctr baseline's spec: %w", err)
 		}
 	}
-	if _, _, err := b.runAgentbox(); err != nil {
+	if _, err := b.runAgentbox(); err != nil {
 		b.agentboxErr = err.Error()
 	}
 	b.probeBaseline()
@@ -203,7 +208,9 @@ func (b *launchBench) loop() ([]pair, error) {
 				if b.agentboxErr != "" {
 					return nil
 				}
-				p.agentbox, p.steps, err = b.runAgentbox()
+				// Only the agentbox side: the baseline may have run first.
+				a, err := b.runAgentbox()
+				p.agentbox, p.cpu, p.steps, p.parts = a.agentbox, a.cpu, a.steps, a.parts
 				return err
 			},
 			func() error {
@@ -237,8 +244,9 @@ func (b *launchBench) loop() ([]pair, error) {
 	return pairs, b.checkClean()
 }
 
-// runAgentbox times one `agentbox run -- true` with step tracing on.
-func (b *launchBench) runAgentbox() (time.Duration, []step, error) {
+// runAgentbox times one `agentbox run -- true` with step tracing on: a
+// pair with its agentbox side filled in.
+func (b *launchBench) runAgentbox() (pair, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
 	args := []string{"run", "--runtime", b.runtime}
@@ -254,9 +262,10 @@ func (b *launchBench) runAgentbox() (time.Duration, []step, error) {
 	err := cmd.Run()
 	d := time.Since(start)
 	if err != nil {
-		return 0, nil, fmt.Errorf("agentbox run -- true: %w: %s", err, lastLine(stderr.String()))
+		return pair{}, fmt.Errorf("agentbox run -- true: %w: %s", err, untraced(stderr.String()))
 	}
-	return d, parseTrace(stderr.String()), nil
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return pair{agentbox: d, cpu: cpu, steps: parseTrace(stderr.String()), parts: parseParts(stderr.String())}, nil
 }
 
 // runBaseline times `RUNTIME run` plus `RUNTIME delete --force` of the
@@ -369,6 +378,18 @@ func timeCmd(name string, args ...string) time.Duration {
 	start := time.Now()
 	_ = exec.Command(name, args...).Run()
 	return time.Since(start)
+}
+
+// untraced is what a failed launch printed besides its trace lines (init's
+// own lines, if any, come before the launcher's last one).
+func untraced(s string) string {
+	var keep []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if !strings.HasPrefix(l, tracePrefix) && !strings.HasPrefix(l, "agentbox: residual ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 func lastLine(s string) string {

@@ -91,6 +91,17 @@ func (b *launchBench) writeSteps(w *strings.Builder, pairs []pair) {
 		fmt.Fprintf(w, " %s %s;", s.name, ms(medianOf(pairs, func(p pair) time.Duration { return labelTime(p.steps, s.name) })))
 	}
 	fmt.Fprintln(w)
+	if len(pairs[0].parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  parts of steps (each within its step's time above; finish/ is after the last step):")
+	for i, s := range labelled(pairs[0].parts) {
+		if i%5 == 0 {
+			fmt.Fprintf(w, "\n   ")
+		}
+		fmt.Fprintf(w, " %s %s;", s.name, ms(medianOf(pairs, func(p pair) time.Duration { return labelTime(p.parts, s.name) })))
+	}
+	fmt.Fprintln(w)
 }
 
 // phaseTime is the time of one launch's steps in phase ph.

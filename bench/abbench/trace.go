@@ -20,9 +20,21 @@ type step struct {
 
 // parseTrace returns the traced steps of one launch in the order printed.
 // Lines that are not trace lines are ignored; a step printed twice is
-// kept twice.
+// kept twice. The parts of a step ("teardown/delete", see parseParts) are
+// not steps: they add up to part of their step's time.
 func parseTrace(stderr string) []step {
-	var out []step
+	steps, _ := parseLines(stderr)
+	return steps
+}
+
+// parseParts returns the traced parts of steps, "STEP/PART" (and
+// "finish/PART" for what comes after the last step), in the order printed.
+func parseParts(stderr string) []step {
+	_, parts := parseLines(stderr)
+	return parts
+}
+
+func parseLines(stderr string) (steps, parts []step) {
 	sc := bufio.NewScanner(strings.NewReader(stderr))
 	for sc.Scan() {
 		rest, ok := strings.CutPrefix(sc.Text(), tracePrefix)
@@ -39,9 +51,14 @@ func parseTrace(stderr string) []step {
 		if !ok || err != nil || name == "" {
 			continue
 		}
-		out = append(out, step{name, time.Duration(f * float64(time.Millisecond))})
+		s := step{name, time.Duration(f * float64(time.Millisecond))}
+		if strings.Contains(name, "/") {
+			parts = append(parts, s)
+		} else {
+			steps = append(steps, s)
+		}
 	}
-	return out
+	return steps, parts
 }
 
 // selfTestSteps are the steps that exist only for the self-test: planting

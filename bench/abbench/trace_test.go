@@ -16,6 +16,7 @@ agentbox: trace: broken               x.yms
 agentbox: trace:                      1.00ms
 agentbox: trace: self-test            9.50ms
 agentbox: trace: self-test            1.00ms
+agentbox: trace: teardown/delete      7.25ms
 agentbox run: create: crun create: unknown version specified
 `
 	got := parseTrace(in)
@@ -34,6 +35,10 @@ agentbox run: create: crun create: unknown version specified
 	}
 	if d := stepTotal(got); !near(d, 52410*time.Microsecond) {
 		t.Errorf("stepTotal = %v", d)
+	}
+	parts := parseParts(in)
+	if len(parts) != 1 || parts[0].name != "teardown/delete" || !near(parts[0].d, 7250*time.Microsecond) {
+		t.Errorf("parseParts = %v", parts)
 	}
 }
 

@@ -74,6 +74,15 @@ func initMain() int {
 		agent.kill()
 		return fail(selftest.ExitInitFailed, "probes", err)
 	}
+	if cfg.Agent.User != nil && len(cfg.Agent.Args) > 0 {
+		// Every child is started: from here on init needs CAP_KILL alone.
+		// It drops the rest while the launcher verifies the sandbox from
+		// the host, not after the go.
+		if err := keepOnlyKill(); err != nil {
+			agent.kill()
+			return fail(selftest.ExitInitFailed, "keep only CAP_KILL", err)
+		}
+	}
 	if err := awaitGo(watch, cfg); err != nil {
 		agent.kill()
 		return fail(selftest.ExitInitFailed, "go", err)
@@ -81,13 +90,6 @@ func initMain() int {
 	if len(cfg.Agent.Args) == 0 {
 		agent.cancel()
 		return 0 // a probe-only run (agentbox selftest): nothing to start
-	}
-	if cfg.Agent.User != nil {
-		// Every child is started: from here on init needs CAP_KILL alone.
-		if err := keepOnlyKill(); err != nil {
-			agent.kill()
-			return fail(selftest.ExitInitFailed, "keep only CAP_KILL", err)
-		}
 	}
 	sup := newSupervisor()
 	ll, code, err := startAgent(agent, cfg.Agent, cfg.Landlock)
@@ -149,10 +151,10 @@ func receiveConfig(conn *selftest.Conn) (selftest.InitConfig, error) {
 	return *m.Config, m.Config.Validate()
 }
 
-// runProbes runs the probes in a child (this binary, --probe all, through
-// a starter) as the agent, with the agent's environment and directory, so
-// that they stand where the agent will: another uid than init, not PID 1, a
-// child of init. Every selected probe that the child does not report on is
+// runProbes runs the probes in a child (a starter that runs them itself
+// once it has become the agent, see probeInPlace) with the agent's
+// environment and directory, so that they stand where the agent will:
+// another uid than init, not PID 1, a child of init. Every selected probe that the child does not report on is
 // sent as UNKNOWN.
 func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
 	probes, err := selftest.Selected(&cfg)
@@ -175,10 +177,6 @@ func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
 
 func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[string]bool, error) {
 	seen := map[string]bool{}
-	in, err := json.Marshal(cfg)
-	if err != nil {
-		return seen, err
-	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return seen, err
@@ -198,8 +196,10 @@ func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[
 		inW.Close()
 		return seen, err
 	}
-	go func() { _, _ = inW.Write(in); inW.Close() }()
-	st := s.exec(execRequest{Args: []string{"/proc/self/exe", "--probe", "all", "--json"}, Env: env, Dir: cfg.Agent.Dir})
+	// The probes' stdin is a pipe at its end, as the probe program left it
+	// once it had read its configuration there; they get it in the request.
+	inW.Close()
+	st := s.exec(execRequest{Probes: &cfg, Env: env, Dir: cfg.Agent.Dir})
 	if st.Error != "" {
 		reapPid(s.pid)
 		return seen, errors.New(st.Error)

@@ -8,6 +8,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -391,4 +392,103 @@ func TestInitEndsTheSandboxWhenTheLauncherGoes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The probes run in the starter itself, not in a program it executes, so
+// the probe process must be left as an exec would have left it: dumpable
+// again (the switch to the agent's uid made it not, and its /proc files
+// were then root's), in the agent's directory, without the starter's
+// request and status pipes. The test holds the gateway probe's request
+// until it has looked at the process from the host.
+func TestProbesRunAsAnExecWouldLeaveThem(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := buildInit(t)
+	dir, err := os.MkdirTemp("", "agentbox-init-probe-") // reachable by uid 65534
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var initPID int
+	l, cmd := startInitFor(t, bin, func(pid int) selftest.InitConfig {
+		initPID = pid
+		return selftest.InitConfig{
+			Version: selftest.ProtocolVersion, RunID: "it-inplace", WaitGo: true, Probes: []string{"gateway-reachable"},
+			Targets: selftest.Targets{Gateway: ln.Addr().String(), GatewayHealth: "/health"},
+			Agent:   selftest.Command{Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, User: &selftest.Credential{UID: 65534, GID: 65534}},
+		}
+	})
+	checked := make(chan []string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			checked <- []string{err.Error()}
+			return
+		}
+		defer c.Close()
+		checked <- probeProcessProblems(initPID, dir)
+		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+	}()
+	results, err := l.Results(ctx(t))
+	if err != nil || len(results) != 1 {
+		t.Fatalf("results: %v %v", results, err)
+	}
+	select {
+	case problems := <-checked:
+		for _, p := range problems {
+			t.Error(p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gateway probe never connected")
+	}
+	if r := results[0]; r.Decision != selftest.Allow {
+		t.Errorf("gateway-reachable: %s %s (%s)", r.Decision, r.Observed, r.Detail)
+	}
+	if err := l.Go(); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(t, cmd); code != 0 {
+		t.Fatalf("init exited %d", code)
+	}
+}
+
+// probeProcessProblems finds init's child in dir (the agent's starter
+// waits in /) and says what about it differs from a freshly executed
+// program running as uid 65534.
+func probeProcessProblems(init int, dir string) []string {
+	var probe int
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", init))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", init, task.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			if cwd, _ := os.Readlink("/proc/" + f + "/cwd"); cwd == dir {
+				probe, _ = strconv.Atoi(f)
+			}
+		}
+	}
+	if probe == 0 {
+		return []string{"no child of init runs in " + dir}
+	}
+	var problems []string
+	fi, err := os.Stat(fmt.Sprintf("/proc/%d/status", probe))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != 65534 {
+		problems = append(problems, fmt.Sprintf("/proc/%d is uid %d's, not the probe's uid 65534: the probe process is not dumpable", probe, uid))
+	}
+	// The starter's pipes were its fds 3 and 4 (a probe's own socket may
+	// have taken the number since); fds that the test binary itself
+	// inherited without close-on-exec are not the starter's business.
+	for _, fd := range []int{3, 4} {
+		if link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", probe, fd)); strings.HasPrefix(link, "pipe:") {
+			problems = append(problems, fmt.Sprintf("the probe process holds fd %d, %s: the starter's request or status pipe", fd, link))
+		}
+	}
+	return problems
 }

@@ -13,9 +13,9 @@
 // stands where the agent will stand, reports each result, starts the child
 // that will become the agent and waits, with that child parked, for the
 // launcher's go, has the child apply Landlock to itself and execute the
-// agent, keeps only CAP_KILL, reaps every zombie, forwards signals to the
-// agent and exits with the agent's exit code (128+N when a signal N ended
-// it). It watches the channel to the launcher for the whole run: when it
+// agent (init keeps only CAP_KILL once both children are started), reaps
+// every zombie, forwards signals to the agent and exits with the agent's
+// exit code (128+N when a signal N ended it). It watches the channel to the launcher for the whole run: when it
 // closes (the launcher tore the run down, or died), init ends the sandbox.
 //
 // With --probe it runs probes and prints their results, which tests and

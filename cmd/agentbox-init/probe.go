@@ -33,6 +33,12 @@ func probeMain(in io.Reader, out, errw io.Writer, names string, asJSON bool) int
 		fmt.Fprintf(errw, "agentbox-init: config: %v (agentbox-init --list names the probes)\n", err)
 		return 2
 	}
+	return printProbes(cfg, out, errw, asJSON)
+}
+
+// printProbes runs the probes cfg selects and prints their results: exit 0
+// when every probe passed, 1 when one did not.
+func printProbes(cfg selftest.InitConfig, out, errw io.Writer, asJSON bool) int {
 	bw := bufio.NewWriter(out)
 	defer bw.Flush()
 	failed := false
@@ -41,7 +47,7 @@ func probeMain(in io.Reader, out, errw io.Writer, names string, asJSON bool) int
 		print, flush = printJSON(bw), bw.Flush
 	}
 	defer func() { _ = flush() }()
-	err = selftest.Run(context.Background(), selftest.NewEnv(&cfg), func(r selftest.Result) error {
+	err := selftest.Run(context.Background(), selftest.NewEnv(&cfg), func(r selftest.Result) error {
 		failed = failed || !r.Passed()
 		return print(r)
 	})

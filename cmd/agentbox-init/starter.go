@@ -42,12 +42,14 @@ type becomeRequest struct {
 }
 
 // execRequest is the program the child executes: Args[0] is looked up in
-// the PATH of Env when it has no slash.
+// the PATH of Env when it has no slash. With Probes instead, the child
+// runs the probes of that configuration itself (see probeInPlace).
 type execRequest struct {
 	Args     []string               `json:"args"`
 	Env      []string               `json:"env"`
 	Dir      string                 `json:"dir,omitempty"`
 	Landlock *selftest.LandlockPlan `json:"landlock,omitempty"`
+	Probes   *selftest.InitConfig   `json:"probes,omitempty"`
 }
 
 // execStatus is one report of the child.
@@ -153,12 +155,13 @@ func (s *starter) kill() {
 func execAgentMain() int {
 	unix.CloseOnExec(3)
 	unix.CloseOnExec(4)
-	status := json.NewEncoder(os.NewFile(4, "status"))
+	reqFile, statusFile := os.NewFile(3, "request"), os.NewFile(4, "status")
+	status := json.NewEncoder(statusFile)
 	fail := func(code int, format string, args ...any) int {
 		_ = status.Encode(execStatus{Error: fmt.Sprintf(format, args...), Code: code})
 		return code
 	}
-	in := json.NewDecoder(os.NewFile(3, "request"))
+	in := json.NewDecoder(reqFile)
 	var who becomeRequest
 	if err := in.Decode(&who); err != nil {
 		return fail(selftest.ExitInitFailed, "read who to become: %v", err)
@@ -179,7 +182,47 @@ func execAgentMain() int {
 	if err := in.Decode(&req); err != nil {
 		return 0 // EOF: nothing to start (a probe-only run, or an abort)
 	}
+	if req.Probes != nil {
+		return probeInPlace(req, status, func() { reqFile.Close(); statusFile.Close() })
+	}
 	return execProgram(req, status)
+}
+
+// probeInPlace runs the probes of req.Probes in this process, which has
+// become the agent, and prints their results on stdout as JSON lines, as
+// `agentbox-init --probe all --json` would after an exec: one Go process
+// start fewer before the first probe. It stands where that program stood:
+// the agent's ids, no capability, the agent's seccomp filter (every thread:
+// the ids, the bounding set and the filter are set on all of them), the
+// agent's directory and environment, stdin the pipe init closed, stdout the
+// pipe init reads, no Landlock (the probes never had it). Two things an exec
+// would reset are reset by hand: the uid switch left this process not
+// dumpable (so its /proc/self files were root's and its children could not
+// be traced by their own uid), which an exec of a program without set-id
+// bits undoes; and the request and status pipes, close-on-exec, are closed
+// before the first probe (which is how init sees that the probes began).
+func probeInPlace(req execRequest, status *json.Encoder, closePipes func()) int {
+	fail := func(code int, format string, args ...any) int {
+		_ = status.Encode(execStatus{Error: fmt.Sprintf(format, args...), Code: code})
+		closePipes()
+		return code
+	}
+	if err := os.Chdir(dirOrRoot(req.Dir)); err != nil {
+		return fail(selftest.ExitCannotExec, "change into the agent's directory: %v", err)
+	}
+	cfg := *req.Probes
+	if err := cfg.Validate(); err != nil {
+		return fail(selftest.ExitInitFailed, "probe config: %v", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
+		return fail(selftest.ExitInitFailed, "make the probe process dumpable, as an exec would: %v", err)
+	}
+	if err := status.Encode(execStatus{}); err != nil {
+		closePipes()
+		return selftest.ExitInitFailed
+	}
+	closePipes()
+	return printProbes(cfg, os.Stdout, os.Stderr, true)
 }
 
 // execProgram changes into the program's directory, finds the program,

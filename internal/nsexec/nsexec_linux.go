@@ -34,15 +34,25 @@ func setup(helper string, flags map[string]string, argv []string) ([]string, err
 			return append([]string{"/proc/self/exe", MntnsExec, "--compose", file, "--"}, argv...), nil
 		}
 	}
-	if p, ok := flags["--umount"]; ok {
-		if err := hide(p); err != nil {
-			return nil, err
+	return argv, Prepare(flags["--umount"], file)
+}
+
+// Prepare does in this mount namespace, which must be a new one of the
+// calling thread (or process), what mntns-exec does before it executes the
+// runtime: it hides the mount at hidden, then lays out the composition
+// file composition; "" skips either. The engine calls it on a locked
+// thread that it unshared, and starts the runtime from that thread, which
+// saves the helper's process (see engine's runInMountNS).
+func Prepare(hidden, composition string) error {
+	if hidden != "" {
+		if err := hide(hidden); err != nil {
+			return err
 		}
 	}
-	if composing {
-		return argv, compose(file)
+	if composition != "" {
+		return compose(composition)
 	}
-	return argv, nil
+	return nil
 }
 
 // waitForMaps blocks until the launcher has installed the id maps (it

@@ -14,6 +14,9 @@ var errNotLinux = errors.New("the runtime helpers need Linux namespaces; on macO
 
 func setup(string, map[string]string, []string) ([]string, error) { return nil, errNotLinux }
 
+// Prepare refuses: mount namespaces are Linux's.
+func Prepare(string, string) error { return errNotLinux }
+
 func fdsMain(map[string]string, []string) int {
 	fmt.Fprintf(os.Stderr, "agentbox %s: %v\n", FdsExec, errNotLinux)
 	return 4
