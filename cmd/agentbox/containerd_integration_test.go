@@ -119,7 +119,9 @@ func TestContainerdSelfTestMatchesTheRuntimeAsRoot(t *testing.T) {
 	uid, gid := testUser(t)
 	ws := workspaceOwnedBy(t, uid, gid)
 	env := isolatedEnv(t)
-	onRuntime, _ := selftestDecisions(t, env, ws)
+	// --engine runtime: the suite on containerd (AGENTBOX_TEST_ENGINE)
+	// names containerd in the policy file, which the flag overrides.
+	onRuntime, _ := selftestDecisions(t, env, ws, "--engine", "runtime")
 	got, verdict := selftestDecisions(t, env, ws, "--engine", "containerd", "--address", addr)
 	if verdict["verdict"] != "PASS" || verdict["failed"] != float64(0) {
 		t.Errorf("verdict %v, want PASS with nothing failed; decisions: %v", verdict, got)
