@@ -102,7 +102,7 @@ func assertNothingLeft(t *testing.T, runDir string, meta engine.Meta) {
 		_, c := testContainerd(t)
 		assertDaemonForgot(t, c, testContainerdAddress(), meta.RunID)
 	}
-	if pids := engine.PidsInNamespace(meta.PidNS); len(pids) > 0 {
+	if pids := engine.SandboxPids(meta.PidNS, meta.InitPid); len(pids) > 0 {
 		t.Errorf("processes survive: %v", pids)
 	}
 	if _, err := os.Stat(runDir); !errors.Is(err, os.ErrNotExist) {
