@@ -69,6 +69,10 @@ func TestShimArgs(t *testing.T) {
 		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id", id, "-address", "/run/containerd/containerd.sock"}, false},
 		{[]string{"/bin/sleep", "-namespace", "agentbox", "-id", id, "-address", addr}, false},
 		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id"}, false},
+		// the shim's start and the daemon's cleanup after it, as containerd 1.6 runs them
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-address", addr, "-publish-binary", "/usr/bin/containerd", "-id", id, "start"}, false},
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-address", addr, "-publish-binary", "/usr/bin/containerd", "-id", id, "-bundle", "/run/x/" + id, "delete"}, false},
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id", id, "-address", addr, "-debug"}, true},
 		{nil, false},
 	} {
 		if got := shimArgs(tc.argv, addr, id); got != tc.want {
