@@ -201,6 +201,33 @@ func TestContainerdExitCodesAndStreamsAsRoot(t *testing.T) {
 	}
 }
 
+// One file as the launcher's stdout and stderr (`>log 2>&1`) gets what
+// the agent wrote to each in the order it wrote it, through containerd as
+// through the runtime CLI: the shim gets one stream, the sandbox one pipe
+// as both.
+func TestContainerdOneFileKeepsTheOrderAsRoot(t *testing.T) {
+	addr, c := testContainerd(t)
+	uid, gid := testUser(t)
+	ws := workspaceOwnedBy(t, uid, gid)
+	env := isolatedEnv(t)
+	log, err := os.Create(filepath.Join(t.TempDir(), "build.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := exec.Command(agentboxBin, "run", "--engine", "containerd", "--address", addr, "--", "sh", "-c", "printf 1; printf 2 >&2; printf 3; printf 4 >&2")
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, ws, log, log
+	err = cmd.Run()
+	got, _ := os.ReadFile(log.Name())
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, got)
+	}
+	if !strings.Contains(string(got), "1234") {
+		t.Errorf("the log holds %q, want the agent's 1234 in order", got)
+	}
+	assertDaemonForgot(t, c, addr, lastRecord(t, env).RunID)
+}
+
 // With a terminal, the agent gets a pty of its own through containerd's
 // shim, sized like the user's terminal, and its exit code passes.
 func TestContainerdTerminalAsRoot(t *testing.T) {

@@ -20,8 +20,10 @@ const MaxFds = 8
 
 // fdsFlags are FdsExec's flags: --fds-socket PATH (the launcher's socket;
 // none receives nothing), --umount PATH and --compose FILE as mntns-exec
-// takes them, applied to the create only.
-var fdsFlags = []string{"--fds-socket", "--umount", "--compose"}
+// takes them, and --stderr stdout (the sandbox's stderr is its stdout:
+// the shim was given no stderr, and the launcher one file as both, whose
+// order a second pipe would lose), applied to the create only.
+var fdsFlags = []string{"--fds-socket", "--umount", "--compose", "--stderr"}
 
 // CreateVerb is the index in argv (a runtime command line, argv[0] the
 // runtime) of its verb when that is "create", or -1 for another call. The
