@@ -134,7 +134,8 @@ var layers = map[string]layer{
 	"launcher/deploy": {may: []string{
 		"audit", "audit/manifest", "compose", "compose/check", "host", "kube", "launcher", "ledger", "netpolicy", "policy",
 	}, exec: true},
-	"launcher/internal/launchertest": {may: []string{"launcher", "policy"}},
+	// The test-only launcher links the containerd engine as agentbox-ext does.
+	"launcher/internal/launchertest": {may: []string{"engine/containerd", "launcher", "policy"}},
 	"cmd/agentbox": {may: []string{
 		"account", "audit", "audit/manifest", "compose", "compose/check", "doctor", "engine/containerd", "host", "launcher",
 		"launcher/deploy", "ledger", "netpolicy", "policy",

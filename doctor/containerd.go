@@ -10,17 +10,31 @@ import (
 	"github.com/agentbox/agentbox/engine/containerd/ctrversion"
 )
 
-// containerdSocket is the daemon's socket doctor checks: CONTAINERD_ADDRESS
-// (as ctr reads it) or containerd's default, the one agentbox run
-// --engine containerd uses without --address.
+// containerdSocket is containerd's default socket, the one agentbox run
+// --engine containerd uses when neither --address nor the policy's
+// address: names another.
 const containerdSocket = ctrversion.DefaultAddress
+
+// ContainerdPolicy is what the policy doctor's self-test plans with (the
+// user's own policy file; launcher.DoctorOptions) says of containerd:
+// whether it runs sandboxes there (engine: containerd), and the daemon's
+// socket (address:, "" for containerd's default).
+type ContainerdPolicy struct {
+	Engine  bool
+	Address string
+}
 
 // ContainerdFacts describe the containerd daemon agentbox's containerd
 // engine would use; nil in Facts when neither containerd nor its socket is
-// on this host.
+// on this host and the policy does not name the engine.
 type ContainerdFacts struct {
-	Address     string `json:"address"`
-	SocketFound bool   `json:"socket_found"`
+	Address string `json:"address"`
+	// FromPolicy: Address is the policy's address:, not the default.
+	FromPolicy bool `json:"from_policy,omitempty"`
+	// Chosen: the policy names engine: containerd, so agentbox run uses
+	// this daemon.
+	Chosen      bool `json:"chosen,omitempty"`
+	SocketFound bool `json:"socket_found"`
 	// Version is the daemon's (ctr version), VersionErr why it is unknown.
 	Version    string `json:"version,omitempty"`
 	VersionErr string `json:"version_err,omitempty"`
@@ -28,22 +42,24 @@ type ContainerdFacts struct {
 	Shim string `json:"shim,omitempty"`
 }
 
-// gatherContainerd asks the daemon its version through ctr; the engine's
-// own version gate (engine/containerd/ctrversion.Gate) judges it. The containerd
-// results never block: the engine is one a user chooses.
-func gatherContainerd(ctx context.Context, h Host, f *Facts) {
-	c := ContainerdFacts{Address: containerdSocket}
-	if a := h.Sys.Getenv("CONTAINERD_ADDRESS"); a != "" {
-		c.Address = a
+// gatherContainerd asks the daemon the policy p would use its version
+// through ctr; the engine's own version gate
+// (engine/containerd/ctrversion.Gate) judges it.
+func gatherContainerd(ctx context.Context, h Host, f *Facts, p ContainerdPolicy) {
+	c := ContainerdFacts{Address: containerdSocket, Chosen: p.Engine}
+	if p.Address != "" {
+		c.Address, c.FromPolicy = p.Address, true
 	}
 	_, daemonErr := h.Sys.LookPath("containerd")
 	st, err := h.Sys.Stat(c.Address)
 	c.SocketFound = err == nil && st.Mode.Type() == fs.ModeSocket
-	if daemonErr != nil && !c.SocketFound {
+	if daemonErr != nil && !c.SocketFound && !c.Chosen {
 		return
 	}
 	c.Shim, _ = h.Sys.LookPath("containerd-shim-runc-v2")
-	c.Version, c.VersionErr = containerdVersion(ctx, h, c.Address)
+	if c.SocketFound {
+		c.Version, c.VersionErr = containerdVersion(ctx, h, c.Address)
+	}
 	f.Containerd = &c
 }
 
@@ -77,26 +93,40 @@ func parseCtrServerVersion(out string) string {
 // checkContainerd reports whether `agentbox run --engine containerd` can
 // use the daemon: its socket, its version, the runc shim, and which runc
 // agentbox's tasks run (the plan's runtime, which the engine hands the
-// shim, and whose CVEs the runtime-cves check covers).
+// shim, and whose CVEs the runtime-cves check covers). A daemon that
+// cannot run a sandbox is a WARN, since the engine is one a user chooses,
+// and a FAIL when the policy has chosen it: agentbox run would fail.
 func checkContainerd(f *Facts) []Result {
 	c := f.Containerd
 	if c == nil {
 		return nil
 	}
-	id := "containerd"
+	r := Result{ID: "containerd", Status: Pass}
+	where, cannot, fix := "containerd's default socket "+c.Address, Warn, "start containerd, or give agentbox run --engine containerd --address SOCKET"
+	if c.FromPolicy {
+		where = c.Address + " (the policy's address:)"
+	}
+	if c.Chosen {
+		where += ", which agentbox run uses (the policy's engine: containerd)"
+		cannot, fix = Fail, "start containerd there, or point address: in the policy at its socket, or remove engine: containerd"
+	}
 	switch {
 	case !c.SocketFound:
-		return []Result{{ID: id, Status: Pass, Detail: "containerd is installed but no socket exists at " + c.Address + " (the daemon is not running); --engine containerd needs it", Fix: "start containerd, or give agentbox run --engine containerd --address SOCKET"}}
+		r.Detail, r.Fix = "no containerd socket exists at "+where+" (the daemon is not running); --engine containerd needs it", fix
+		if c.Chosen {
+			r.Status = cannot
+		}
+		return []Result{r}
 	case c.Version == "":
-		return []Result{{ID: id, Status: Unknown, Detail: "containerd's socket " + c.Address + " is there, but its version could not be read: " + c.VersionErr, Fix: "apt-get install containerd (it ships ctr), then run doctor as root"}}
+		return []Result{{ID: r.ID, Status: Unknown, Detail: "containerd's socket at " + where + " is there, but its version could not be read: " + c.VersionErr, Fix: "apt-get install containerd (it ships ctr), then run doctor as root"}}
 	}
-	r := Result{ID: id, Status: Pass, Detail: fmt.Sprintf("containerd %s answers on %s", c.Version, c.Address)}
+	r.Detail = fmt.Sprintf("containerd %s answers on %s", c.Version, where)
 	if err := ctrversion.Gate(c.Version); err != nil {
-		r.Status, r.Detail, r.Fix = Warn, r.Detail+": "+err.Error(), installCommand(f.OS, "containerd")
+		r.Status, r.Detail, r.Fix = cannot, r.Detail+": "+err.Error(), installCommand(f.OS, "containerd")
 		return []Result{r}
 	}
 	if c.Shim == "" {
-		r.Status, r.Detail, r.Fix = Warn, r.Detail+", but containerd-shim-runc-v2 is not on PATH: --engine containerd cannot start a task", installCommand(f.OS, "containerd")
+		r.Status, r.Detail, r.Fix = cannot, r.Detail+", but containerd-shim-runc-v2 is not on PATH: --engine containerd cannot start a task", installCommand(f.OS, "containerd")
 		return []Result{r}
 	}
 	if note := ctrversion.Untested(c.Version); note != "" {

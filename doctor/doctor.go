@@ -21,6 +21,9 @@ type Options struct {
 	// RunRoot is the run root `agentbox run` would use
 	// (launcher.DoctorRunRoot); "" leaves the run-root check UNKNOWN.
 	RunRoot string
+	// Containerd is what the policy says of containerd: the containerd
+	// check examines the daemon it would use.
+	Containerd ContainerdPolicy
 }
 
 // Run gathers the host's facts, runs the self-test and evaluates every
@@ -30,7 +33,7 @@ func Run(ctx context.Context, o Options) Report {
 	if h.Sys == nil {
 		h = Live()
 	}
-	f := Gather(ctx, h)
+	f := gather(ctx, h, o.Containerd)
 	f.RunRoot = gatherRunRoot(h, o.RunRoot)
 	f.Default = chooseDefault(f, o.Verdicts)
 	runSelfTest(ctx, o.SelfTest, f)

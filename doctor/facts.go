@@ -30,7 +30,8 @@ type Facts struct {
 	VM        VMFacts        `json:"vm"`
 	Docker    DockerFacts    `json:"docker"`
 	Podman    PodmanFacts    `json:"podman"`
-	// Containerd is nil when neither containerd nor its socket is here.
+	// Containerd is nil when neither containerd nor its socket is here
+	// and the policy does not name the engine.
 	Containerd *ContainerdFacts `json:"containerd,omitempty"`
 	Agents     []AgentFacts     `json:"agents"`
 	SelfTest   SelfTestFacts    `json:"selftest"`
@@ -229,12 +230,16 @@ type AgentFacts struct {
 
 // Gather reads every fact of h. It never fails: what cannot be read is
 // recorded as such.
-func Gather(ctx context.Context, h Host) *Facts {
+func Gather(ctx context.Context, h Host) *Facts { return gather(ctx, h, ContainerdPolicy{}) }
+
+// gather is Gather with the containerd daemon that policy cp would use.
+func gather(ctx context.Context, h Host, cp ContainerdPolicy) *Facts {
 	f := &Facts{}
+	containerd := func(ctx context.Context, h Host, f *Facts) { gatherContainerd(ctx, h, f, cp) }
 	for _, step := range []func(context.Context, Host, *Facts){
 		gatherUser, gatherOS, gatherKernel, gatherUserNS, gatherIDs,
 		gatherSeccomp, gatherLSM, gatherCgroup, gatherRuntimes,
-		gatherContainer, gatherVM, gatherDocker, gatherDockerUserNS, gatherPodman, gatherContainerd, gatherAgents,
+		gatherContainer, gatherVM, gatherDocker, gatherDockerUserNS, gatherPodman, containerd, gatherAgents,
 	} {
 		step(ctx, h, f)
 	}

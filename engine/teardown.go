@@ -74,7 +74,7 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	// walk after it is the proof.
 	var found int
 	t.traced("kill", func() {
-		if found = killNamespace(ns); found > 0 {
+		if found = killNamespace(ns, t.InitPid); found > 0 {
 			waitGone(ctx, ns, t.InitPid, 2*time.Second)
 		}
 	})
@@ -178,13 +178,10 @@ func sandboxNamespace(ns uint64) (uint64, error) {
 	return ns, nil
 }
 
-// killNamespace sends SIGKILL to every process in pid namespace ns and
-// returns how many it found.
-func killNamespace(ns uint64) int {
-	if ns == 0 {
-		return 0
-	}
-	pids := PidsInNamespace(ns)
+// killNamespace sends SIGKILL to every process of the sandbox (SandboxPids)
+// and returns how many it found.
+func killNamespace(ns uint64, init int) int {
+	pids := SandboxPids(ns, init)
 	for _, pid := range pids {
 		_ = unix.Kill(pid, unix.SIGKILL)
 	}
@@ -207,13 +204,35 @@ func waitGone(ctx context.Context, ns uint64, init int, timeout time.Duration) [
 			var ws unix.WaitStatus
 			_, _ = unix.Wait4(init, &ws, unix.WNOHANG, nil)
 		}
-		pids := PidsInNamespace(ns)
+		pids := SandboxPids(ns, init)
 		if len(pids) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			return pids
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 10*time.Millisecond)
 	}
+}
+
+// SandboxPids lists the live processes of a sandbox's pid namespace ns
+// whose first process is init: none once init has exited. The kernel ends
+// every other process of a pid namespace before its init's exit completes;
+// when the last is reaped it frees the namespace's inode number, and gives
+// it to the next pid namespace made anywhere on the host (the lowest free
+// number, at once): from then on ns names someone else's namespace, whose
+// processes are not this sandbox's to kill or to count. The list is taken
+// before init is checked, so that a live init held the namespace, and its
+// number, for the whole walk. init 0 (not known) trusts ns alone.
+func SandboxPids(ns uint64, init int) []int {
+	if ns == 0 {
+		return nil
+	}
+	pids := PidsInNamespace(ns)
+	if init > 0 {
+		if ino, err := NamespaceInode(init, "pid"); err != nil || ino != ns || zombie(init) {
+			return nil
+		}
+	}
+	return pids
 }
 
 // PidsInNamespace lists the host pids of processes in the pid namespace

@@ -3,11 +3,54 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/agentbox/agentbox/doctor"
 	"github.com/agentbox/agentbox/policy"
 )
+
+// DoctorOptions are doctor's options for a launcher with getenv's
+// environment: the self-test, the runtimes' verdicts, the run root, and
+// what the policy the self-test plans with says of containerd (the
+// containerd check examines the daemon that policy would use). The error
+// wraps ErrEngineElsewhere when that policy names an engine this binary
+// does not link: doctor is then agentbox-ext's, whole (ExecHelper), as a
+// run would be.
+func DoctorOptions(getenv func(string) string) (doctor.Options, error) {
+	o := doctor.Options{SelfTest: DoctorSelfTest(getenv), Verdicts: DoctorVerdicts(getenv), RunRoot: DoctorRunRoot(getenv)}
+	p, err := doctorPolicy(getenv)
+	if err != nil {
+		return o, nil // the self-test plans with the same files and reports it
+	}
+	o.Containerd = doctor.ContainerdPolicy{Engine: p.Engine == EngineContainerd, Address: p.Address}
+	if _, ok := providers[EngineContainerd]; o.Containerd.Engine && !ok {
+		return o, fmt.Errorf("engine %s: %w", p.Engine, ErrEngineElsewhere)
+	}
+	return o, nil
+}
+
+// doctorSources are the policy files doctor's self-test plans with: the
+// user's own, and none in its fresh, empty workspace ws.
+func doctorSources(getenv func(string) string, ws string) (policy.Sources, error) {
+	dir, err := policy.ConfigDir(getenv)
+	return policy.Sources{ConfigDir: dir, Workspace: ws, EUID: uint32(os.Geteuid())}, err
+}
+
+// doctorPolicy is the merged policy of doctorSources.
+func doctorPolicy(getenv func(string) string) (policy.Policy, error) {
+	ws, err := os.MkdirTemp("", "agentbox-doctor-")
+	if err != nil {
+		return policy.Policy{}, err
+	}
+	defer os.RemoveAll(ws)
+	src, err := doctorSources(Config{Getenv: getenv}.getenv, ws)
+	if err != nil {
+		return policy.Policy{}, err
+	}
+	p, _, err := LoadPolicy(policy.Policy{}, src)
+	return p, err
+}
 
 // DoctorSelfTest is doctor's end-to-end proof (doctor.Options.SelfTest):
 // the self-test of a sandbox around a fresh, empty workspace, with the
@@ -27,8 +70,7 @@ func DoctorSelfTest(getenv func(string) string) doctor.SelfTestFunc {
 			return doctor.SelfTestResult{}, err
 		}
 		cfg := Config{ProbesOnly: true, Policy: policy.Policy{Workspace: ws}, Getenv: getenv}
-		cfg.Sources = policy.Sources{Workspace: ws, EUID: uint32(os.Geteuid())}
-		if cfg.Sources.ConfigDir, err = policy.ConfigDir(cfg.getenv); err != nil {
+		if cfg.Sources, err = doctorSources(cfg.getenv, ws); err != nil {
 			return doctor.SelfTestResult{}, err
 		}
 		res, err := Run(ctx, cfg)

@@ -114,6 +114,15 @@ func recordedEngine(rd *engine.RunDir, open engine.Opener) engine.Opener {
 // the sandbox's spec and would report its pids, which the host's
 // verification then reads.
 func policyEngine(p policy.Policy, euid uint32) (engine.Opener, string, error) {
+	if policy.TargetOf(p) == policy.TargetUser {
+		// The account's own engine (user.go) runs it: no daemon is asked,
+		// and the record must not name one.
+		note := "none: --isolation user runs the agent as the dedicated account, on no engine"
+		if p.Engine == EngineContainerd {
+			note += " (the policy's engine: containerd does not apply to it)"
+		}
+		return engine.OpenRuntime, note, nil
+	}
 	if p.Engine != EngineContainerd {
 		open, err := OpenEngine(p.Engine, p.Address)
 		return open, "runtime: the OCI runtime's command line, the default (containerd only when asked: --engine containerd, or engine: containerd in a policy file)", err

@@ -47,3 +47,16 @@ func TestPolicyEngineRefusesASocketOthersControl(t *testing.T) {
 		t.Errorf("the default engine: %q, %v", note, err)
 	}
 }
+
+// An --isolation user run runs on no engine: a policy's engine: containerd
+// opens no daemon for it (its socket is not even judged), and the record's
+// note says so instead of naming the daemon.
+func TestPolicyEngineOfAUserRunIsNone(t *testing.T) {
+	_, note, err := policyEngine(policy.Policy{Isolation: policy.IsolationUser, Engine: EngineContainerd, Address: "/nonexistent/dir/c.sock"}, uint32(os.Geteuid()))
+	if err != nil || !strings.HasPrefix(note, "none: ") || !strings.Contains(note, "engine: containerd does not apply") {
+		t.Errorf("note %q, err %v; want none, saying engine: containerd does not apply", note, err)
+	}
+	if _, note, err := policyEngine(policy.Policy{Isolation: policy.IsolationUser}, uint32(os.Geteuid())); err != nil || strings.Contains(note, "containerd does not apply") || !strings.HasPrefix(note, "none: ") {
+		t.Errorf("without an engine: note %q, err %v", note, err)
+	}
+}

@@ -233,6 +233,9 @@ func (p Policy) Merge(o Policy) Policy {
 		p.Rootfs = o.Rootfs
 	}
 	if o.Engine != "" {
+		if o.Engine != EngineContainerd && o.Address == "" {
+			p.Address = "" // the containerd daemon's, an engine o turns away from
+		}
 		p.Engine = o.Engine
 	}
 	if o.Address != "" {

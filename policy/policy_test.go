@@ -157,6 +157,23 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// A later source that turns the engine away from containerd takes the
+// daemon's address with it (--engine runtime over a policy file's engine:
+// containerd and address:); one that names an address keeps it, for
+// Validate and the launcher to refuse without engine: containerd.
+func TestMergeEngineAwayFromContainerdDropsItsAddress(t *testing.T) {
+	file := Policy{Engine: EngineContainerd, Address: "/run/a.sock"}
+	if got := file.Merge(Policy{Engine: EngineRuntime}); got.Engine != EngineRuntime || got.Address != "" {
+		t.Errorf("engine runtime over containerd: %q %q, want runtime and no address", got.Engine, got.Address)
+	}
+	if got := file.Merge(Policy{Engine: EngineRuntime, Address: "/run/b.sock"}); got.Address != "/run/b.sock" {
+		t.Errorf("engine runtime and an address over containerd: address %q, want /run/b.sock kept", got.Address)
+	}
+	if got := file.Merge(Policy{Engine: EngineContainerd}); got.Address != "/run/a.sock" {
+		t.Errorf("engine containerd again: address %q, want /run/a.sock kept", got.Address)
+	}
+}
+
 // Every field survives a merge: the review's surviving mutants dropped the
 // file's Accept, ignored LocalTCP and lost an upstream's KeyFile.
 func TestMergeKeepsEveryField(t *testing.T) {

@@ -25,6 +25,10 @@ func runDoctor(ctx context.Context, s stdio, args []string) int {
 	if !ok {
 		return code
 	}
+	opts, err := launcher.DoctorOptions(s.Getenv)
+	if err != nil { // the policy names an engine that agentbox-ext links
+		return launcher.ExecHelper(append([]string{"doctor"}, args...), s.In, s.Out, s.Err)
+	}
 	if *withAgents && len(pos)+len(cmd) == 0 {
 		return runDoctorAgents(ctx, s)
 	}
@@ -33,7 +37,7 @@ func runDoctor(ctx context.Context, s stdio, args []string) int {
 		return exitUsage
 	}
 	start := time.Now().UTC()
-	rep := doctor.Run(ctx, doctor.Options{SelfTest: launcher.DoctorSelfTest(s.Getenv), Verdicts: launcher.DoctorVerdicts(s.Getenv), RunRoot: launcher.DoctorRunRoot(s.Getenv)})
+	rep := doctor.Run(ctx, opts)
 	rec := rep.Record(ledger.NewRunID(), start, time.Now().UTC(), append([]string{"agentbox", "doctor"}, args...))
 	if *asJSON {
 		if err := doctor.WriteJSON(s.Out, rep); err != nil {

@@ -115,7 +115,8 @@ func isolatedEnv(t *testing.T, extra ...string) []string {
 // user's own policy file of the test's configuration directory, so that
 // every launch of the test takes them, the ones started through script(1)
 // and launchertest included; a flag a test passes still wins. `make test`
-// runs the core of the suite once more this way (Makefile, coreSuite).
+// runs the whole root suite this way on runc, on containerd, and on
+// containerd with runc (Makefile, CONTAINERD_SKIP).
 const (
 	testEngineEnv  = "AGENTBOX_TEST_ENGINE"
 	testRuntimeEnv = "AGENTBOX_TEST_RUNTIME"

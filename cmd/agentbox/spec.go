@@ -20,6 +20,9 @@ func runSpec(ctx context.Context, s stdio, args []string) int {
 		return code
 	}
 	cfg, err := f.config(s)
+	if err == nil && launcher.EngineElsewhere(cfg) != nil {
+		return launcher.ExecHelper(append([]string{"spec"}, args...), s.In, s.Out, s.Err)
+	}
 	if err != nil {
 		return fail(s, "spec", err)
 	}

@@ -166,7 +166,7 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	if err != nil {
 		return 0, err
 	}
-	binary, err := shimRuntime(e.Runtime, bundle, len(o.ExtraFiles))
+	binary, err := shimRuntime(e.Runtime, bundle, len(o.ExtraFiles), oneOutput(o))
 	if err != nil {
 		return 0, err
 	}

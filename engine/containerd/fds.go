@@ -27,15 +27,23 @@ const (
 type helperCall struct {
 	helper, runtime          string
 	fdsSocket, umount, nests string
+	// stderrIsStdout: the create gives the sandbox its stdout as stderr.
+	stderrIsStdout bool
 }
 
-func (h helperCall) needed() bool { return h.fdsSocket != "" || h.umount != "" || h.nests != "" }
+func (h helperCall) needed() bool {
+	return h.fdsSocket != "" || h.umount != "" || h.nests != "" || h.stderrIsStdout
+}
 
 // script is the shell script the shim runs as its runc: it executes the
 // helper with the runtime's arguments passed through.
 func (h helperCall) script() string {
 	args := []string{quote(h.helper), nsexec.FdsExec}
-	for _, f := range []struct{ flag, value string }{{"--fds-socket", h.fdsSocket}, {"--umount", h.umount}, {"--compose", h.nests}} {
+	stderr := ""
+	if h.stderrIsStdout {
+		stderr = "stdout"
+	}
+	for _, f := range []struct{ flag, value string }{{"--fds-socket", h.fdsSocket}, {"--umount", h.umount}, {"--compose", h.nests}, {"--stderr", stderr}} {
 		if f.value != "" {
 			args = append(args, f.flag, quote(f.value))
 		}
@@ -49,10 +57,10 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + 
 
 // shimRuntime returns the binary the shim is to run as its runc for the
 // bundle: the plan's runtime itself, or the script that runs it through
-// fds-exec when the create needs files passed (files > 0), a hidden mount
-// or nested binds.
-func shimRuntime(rt engine.Runtime, bundle string, files int) (string, error) {
-	h := helperCall{helper: rt.Helper, runtime: rt.Path, umount: rt.Hide}
+// fds-exec when the create needs files passed (files > 0), a hidden mount,
+// nested binds, or the sandbox's stdout as its stderr too (oneOutput).
+func shimRuntime(rt engine.Runtime, bundle string, files int, stderrIsStdout bool) (string, error) {
+	h := helperCall{helper: rt.Helper, runtime: rt.Path, umount: rt.Hide, stderrIsStdout: stderrIsStdout}
 	if files > 0 {
 		h.fdsSocket = filepath.Join(bundle, fdsSocketFile)
 	}

@@ -36,11 +36,11 @@ func TestHelperScriptQuotesAndPassesArguments(t *testing.T) {
 func TestShimRuntime(t *testing.T) {
 	rt := engine.Runtime{Name: "runc", Path: "/usr/sbin/runc", Helper: "/usr/lib/agentbox-init"}
 	bundle := t.TempDir()
-	got, err := shimRuntime(rt, bundle, 0)
+	got, err := shimRuntime(rt, bundle, 0, false)
 	if err != nil || got != rt.Path {
 		t.Errorf("without files, hidden mount or nested binds: %q, %v; want the runtime itself", got, err)
 	}
-	got, err = shimRuntime(rt, bundle, 1)
+	got, err = shimRuntime(rt, bundle, 1, false)
 	if err != nil || got != filepath.Join(bundle, shimRuntimeFile) {
 		t.Fatalf("with a file to pass: %q, %v; want the script", got, err)
 	}
@@ -51,8 +51,14 @@ func TestShimRuntime(t *testing.T) {
 	if st, err := os.Stat(got); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("script mode %v, %v; want 0700", st.Mode(), err)
 	}
+	// One output: the script gives the create's stderr its stdout, even
+	// with nothing else for the helper to do.
+	got, err = shimRuntime(rt, t.TempDir(), 0, true)
+	if data, _ := os.ReadFile(got); err != nil || !strings.Contains(string(data), "--stderr 'stdout' --") {
+		t.Errorf("stdout as stderr: %q, %v:\n%s\nwant a script passing --stderr stdout", got, err, data)
+	}
 	rt.Helper = ""
-	if _, err := shimRuntime(rt, bundle, 1); err == nil {
+	if _, err := shimRuntime(rt, bundle, 1, false); err == nil {
 		t.Error("no helper and a file to pass: accepted")
 	}
 }
@@ -69,6 +75,10 @@ func TestShimArgs(t *testing.T) {
 		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id", id, "-address", "/run/containerd/containerd.sock"}, false},
 		{[]string{"/bin/sleep", "-namespace", "agentbox", "-id", id, "-address", addr}, false},
 		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id"}, false},
+		// the shim's start and the daemon's cleanup after it, as containerd 1.6 runs them
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-address", addr, "-publish-binary", "/usr/bin/containerd", "-id", id, "start"}, false},
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-address", addr, "-publish-binary", "/usr/bin/containerd", "-id", id, "-bundle", "/run/x/" + id, "delete"}, false},
+		{[]string{"/usr/bin/containerd-shim-runc-v2", "-namespace", "agentbox", "-id", id, "-address", addr, "-debug"}, true},
 		{nil, false},
 	} {
 		if got := shimArgs(tc.argv, addr, id); got != tc.want {
@@ -97,5 +107,22 @@ func TestRecorded(t *testing.T) {
 	}
 	if _, ok := Recorded(bundle); !ok {
 		t.Error("a damaged record is no longer containerd's run")
+	}
+}
+
+func TestOneOutput(t *testing.T) {
+	a, b := os.Stdin, os.Stdout
+	for _, tc := range []struct {
+		o    engine.CreateOptions
+		want bool
+	}{
+		{engine.CreateOptions{Stdio: engine.Stdio{Out: a, Err: a}}, true},
+		{engine.CreateOptions{Stdio: engine.Stdio{Out: a, Err: b}}, false},
+		{engine.CreateOptions{Stdio: engine.Stdio{Out: nil, Err: nil}}, false},
+		{engine.CreateOptions{Stdio: engine.Stdio{Out: a, Err: a}, ConsoleSocket: "/run/c.sock"}, false},
+	} {
+		if got := oneOutput(tc.o); got != tc.want {
+			t.Errorf("oneOutput(%+v) = %v, want %v", tc.o, got, tc.want)
+		}
 	}
 }

@@ -66,6 +66,16 @@ const copyWait = 2 * time.Second
 // signals this process when it changes.
 const resizeEvery = 200 * time.Millisecond
 
+// oneOutput reports whether the Session gave the sandbox one pipe as its
+// stdout and its stderr (the user's are one file: a terminal, `>log
+// 2>&1`). The create then gives the sandbox its stdout as stderr too
+// (fds-exec --stderr stdout), and the shim's stderr stays empty: two
+// streams, copied apart by the shim and by cio, would lose the order of
+// what it wrote.
+func oneOutput(o engine.CreateOptions) bool {
+	return o.ConsoleSocket == "" && o.Stdio.Out != nil && o.Stdio.Out == o.Stdio.Err
+}
+
 func newStdio(o engine.CreateOptions, fifoDir string) (*stdio, error) {
 	s := &stdio{stop: make(chan struct{})}
 	s.opts = append(s.opts, cio.WithFIFODir(fifoDir))
@@ -74,7 +84,11 @@ func newStdio(o engine.CreateOptions, fifoDir string) (*stdio, error) {
 	}
 	var in io.Reader
 	var out, errw io.Writer
-	for i, f := range []*os.File{o.Stdio.In, o.Stdio.Out, o.Stdio.Err} {
+	files := []*os.File{o.Stdio.In, o.Stdio.Out, o.Stdio.Err}
+	if oneOutput(o) {
+		files[2] = nil // the sandbox's stderr is its stdout (shimRuntime)
+	}
+	for i, f := range files {
 		if f == nil {
 			continue // a nil file stays a nil interface: no FIFO, /dev/null inside
 		}
@@ -99,6 +113,11 @@ func newStdio(o engine.CreateOptions, fifoDir string) (*stdio, error) {
 		// (containerd 1.6 fails on an empty path): what the sandbox writes
 		// there is discarded, as /dev/null would.
 		out = io.Discard
+	}
+	if oneOutput(o) {
+		// And the stderr FIFO whenever it has a stdout one; the sandbox
+		// writes nothing there, its stderr being its stdout.
+		errw = io.Discard
 	}
 	s.opts = append(s.opts, cio.WithStreams(in, out, errw))
 	return s, nil

@@ -200,8 +200,16 @@ func isShim(pid int, address, id string) bool {
 // shimArgs reports whether argv is the command line of a shim of task id
 // in agentbox's namespace on the daemon at address (containerd starts
 // each as "containerd-shim-runc-v2 -namespace NS -id ID -address ADDR").
+// The same binary's "start" (which forks the shim) and "delete" (the
+// daemon's cleanup once a shim has gone, run after every task's end) carry
+// the same flags and a command last: they are not the shim, and the
+// cleanup, which outlives the shim by as long as the host makes it wait,
+// would otherwise count as a shim still running.
 func shimArgs(argv []string, address, id string) bool {
 	if len(argv) == 0 || !strings.HasPrefix(filepath.Base(argv[0]), "containerd-shim") {
+		return false
+	}
+	if last := argv[len(argv)-1]; last == "start" || last == "delete" {
 		return false
 	}
 	flag := func(name string) string {

@@ -24,6 +24,10 @@ func fdsMain(flags map[string]string, argv []string) int {
 			return 4
 		}
 	}
+	if v, ok := flags["--stderr"]; ok && v != "stdout" {
+		fmt.Fprintf(os.Stderr, "agentbox %s: --stderr %q: only stdout\n", FdsExec, v)
+		return 4
+	}
 	verb := CreateVerb(argv)
 	if verb < 0 {
 		err := syscall.Exec(argv[0], argv, os.Environ())
@@ -49,6 +53,9 @@ func runCreate(flags map[string]string, argv []string, verb int) (int, error) {
 	args := slices.Concat(argv[:verb+1], []string{"--preserve-fds", strconv.Itoa(len(files))}, argv[verb+1:])
 	cmd := createCommand(flags, args)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if flags["--stderr"] == "stdout" {
+		cmd.Stderr = os.Stdout // the runtime hands its stdio to the sandbox
+	}
 	cmd.ExtraFiles = files
 	err := cmd.Run()
 	var exit *exec.ExitError
@@ -138,5 +145,7 @@ func closeFds(fds []int) {
 
 // fdsFlags are FdsExec's flags: --fds-socket PATH (the launcher's socket;
 // none receives nothing), --umount PATH and --compose FILE as mntns-exec
-// takes them, applied to the create only.
-var fdsFlags = []string{"--fds-socket", "--umount", "--compose"}
+// takes them, and --stderr stdout (the sandbox's stderr is its stdout:
+// the shim was given no stderr, and the launcher one file as both, whose
+// order a second pipe would lose), applied to the create only.
+var fdsFlags = []string{"--fds-socket", "--umount", "--compose", "--stderr"}

@@ -10,7 +10,9 @@
 //	launchertest -pause-after create -- CMD [ARG...]
 //
 // It runs in the working directory as its workspace, with the user's own
-// policy file and the environment's directories, as `agentbox run` would.
+// policy file and the environment's directories, as `agentbox run` would,
+// and links the containerd engine as agentbox-ext does, so that the
+// failure tests also run on engine: containerd (AGENTBOX_TEST_ENGINE).
 package main
 
 import (
@@ -20,9 +22,14 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/agentbox/agentbox/engine/containerd"
 	"github.com/agentbox/agentbox/launcher"
 	"github.com/agentbox/agentbox/policy"
 )
+
+func init() {
+	launcher.ProvideEngine(launcher.EngineContainerd, launcher.EngineProvider{Open: containerd.Opener, Recorded: containerd.Recorded})
+}
 
 func main() {
 	pause := flag.String("pause-after", "", "stop after this step (its name in the pipeline: create, self-test, hand over, …)")
