@@ -38,7 +38,7 @@ func TestCheckContainerd(t *testing.T) {
 		{"not running", func(f *Facts) { f.Containerd.SocketFound = false }, Pass, "not running"},
 		{"version unknown", func(f *Facts) { f.Containerd.Version, f.Containerd.VersionErr = "", "ctr is not on PATH" }, Unknown, "ctr is not on PATH"},
 		{"too old", func(f *Facts) { f.Containerd.Version = "1.5.9" }, Warn, "older than 1.6.0"},
-		{"a tested 2.x line", func(f *Facts) { f.Runtimes[0].Version = "1.4.1"; f.Containerd.Version = "v2.4.2" }, Pass, "containerd v2.4.2 answers on " + containerdSocket + "; its runc shim"},
+		{"a tested 2.x line", func(f *Facts) { f.Runtimes[0].Version = "1.4.1"; f.Containerd.Version = "v2.4.2" }, Pass, "containerd v2.4.2 answers on containerd's default socket " + containerdSocket + "; its runc shim"},
 		{"an untested line", func(f *Facts) { f.Runtimes[0].Version = "1.4.1"; f.Containerd.Version = "2.1.4" }, Pass, "(containerd 2.1 is not a release line agentbox's tests run against (1.6.20, 1.7.35, 2.4.2); the engine makes only calls that containerd has had since 1.6.0); its runc shim"},
 		{"no shim", func(f *Facts) { f.Containerd.Shim = "" }, Warn, "containerd-shim-runc-v2 is not on PATH"},
 		{"the policy's address", func(f *Facts) { f.Containerd.Address, f.Containerd.FromPolicy = "/run/other/c.sock", true }, Warn, "answers on /run/other/c.sock (the policy's address:)"},
