@@ -57,9 +57,10 @@ type FileInfo struct {
 }
 
 // FSInfo is what doctor needs of statfs(2): the filesystem's type
-// (f_type).
+// (f_type) and whether its mount forbids execution (ST_NOEXEC).
 type FSInfo struct {
-	Type int64
+	Type   int64
+	NoExec bool
 }
 
 // errNoFile reports a missing file; read treats it as absence, not error.
