@@ -156,9 +156,11 @@ func checkDarwinPF(f *Facts) []Result {
 	case !found:
 		return []Result{{ID: id, Status: Unknown, Layer: LayerDarwinUser, Detail: "pfctl -s info printed no Status: line", Fix: "run sudo /sbin/pfctl -s info and report its output"}}
 	case !enabled:
-		return []Result{{ID: id, Status: Warn, Layer: LayerDarwinUser,
+		return []Result{{
+			ID: id, Status: Warn, Layer: LayerDarwinUser,
 			Detail: "pf is disabled: agentbox run enables it for each run (pfctl -E, whose reference it gives back at teardown), and the fence holds only while it stays on; a pfctl -d by anything else during a run turns the fence off",
-			Fix:    "sudo pfctl -E (keeps pf on until the next boot)"}}
+			Fix:    "sudo pfctl -E (keeps pf on until the next boot)",
+		}}
 	}
 	return []Result{{ID: id, Status: Pass, Layer: LayerDarwinUser, Detail: "pf is enabled"}}
 }

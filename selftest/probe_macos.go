@@ -54,8 +54,10 @@ func seatbeltWriteProbe(dirs []string) Probe {
 			w.add(dec, o, "create in "+d+": "+errnoName(err))
 		}
 		if w.decision == "" {
-			return outcome{target: strings.Join(dirs, ","), decision: Unknown, observed: "no-world-writable-dir",
-				detail: "no directory to try where only the profile could refuse: " + strings.Join(skipped, "; ")}
+			return outcome{
+				target: strings.Join(dirs, ","), decision: Unknown, observed: "no-world-writable-dir",
+				detail: "no directory to try where only the profile could refuse: " + strings.Join(skipped, "; "),
+			}
 		}
 		return w.outcome(strings.Join(dirs, ","))
 	}}
