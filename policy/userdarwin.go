@@ -1,6 +1,9 @@
 package policy
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // OSDarwin is Host.OS on macOS.
 const OSDarwin = "darwin"
@@ -90,9 +93,9 @@ func (r *resolver) darwinPlan() {
 			Reason: "--isolation user on macOS has no namespace of any kind: the agent sees the host's processes, mounts, devices, interfaces and routes. " +
 				"What keeps it in is the account _agentbox's uid (file permissions, the workspace granted by an ACL entry for the run), the Seatbelt profile it runs under (sandbox-exec: deny by default; writes only to the run's home, TMPDIR and the workspace, the protected paths denied; no connect but TCP to localhost on the gateway's port) " +
 				"and the pf anchor com.apple/agentbox on its uid (TCP to the gateway's port on 127.0.0.1 and ::1; every other TCP and UDP packet blocked). " +
-				"The probes named under probes look for a namespace and say ALLOW. Those under unprobed read Linux's procfs and are not run: the host's processes are visible (kill-pid1-denied probes that the agent can signal none but the account's own); " +
-				"devfs is the host's (the profile opens only /dev/null, zero, random, urandom, tty, ptmx and the run's pty: bpf-device-denied probes the link layer's nodes); the interfaces and routes are the host's (the fence closes them: internet-unreachable, dns-unresolvable); " +
-				"darwin has no abstract unix sockets and no /proc/net/unix, and the profile allows connecting to no unix socket (workspace-socket-unreachable, mdnsresponder-unreachable probe it)",
+				"host-home-not-mounted and metadata-unreachable (a route lookup, no packet) find the host's home and routes and say ALLOW. Not run, since they read Linux's procfs: host-pids-invisible (the host's processes are visible; kill-pid1-denied probes that the agent can signal none but the account's own), " +
+				"device-nodes-minimal (devfs is the host's; the profile opens only /dev/null, zero, random, urandom, tty, ptmx and the run's pty, and bpf-device-denied probes the link layer's nodes), only-loopback and no-default-route (the interfaces and routes are the host's; the fence closes them: internet-unreachable, dns-unresolvable), " +
+				"host-abstract-socket-unreachable and container-socket-absent (darwin has no abstract unix sockets and no /proc/net/unix; the profile allows connecting to no unix socket: workspace-socket-unreachable, mdnsresponder-unreachable)",
 			Probes:   clone(DarwinSharedProbes),
 			Unprobed: clone(DarwinSharedUnprobed),
 		},
@@ -133,6 +136,13 @@ func (r *resolver) darwinPlan() {
 			Reason: "macOS has no cgroups: the policy's memory, pid and CPU limits are not applied to the agent, which has the account's launchd limits (ulimit) only",
 		},
 	)
+	// The run's record keeps a residual's code and reason: the reason
+	// names the probes it takes out.
+	for i, res := range p.Residuals {
+		if len(res.Unprobed) > 0 && res.Code != ResidualDarwinShared { // that one names each in its words
+			p.Residuals[i].Reason += "; not run: " + strings.Join(res.Unprobed, ", ")
+		}
+	}
 }
 
 // Unprobed is every probe the plan's residuals take out of its self-test,

@@ -114,3 +114,21 @@ func TestResolveUserLinuxRunsEveryProbe(t *testing.T) {
 		t.Errorf("unprobed %v, landlock %v, seccomp %q", u, plan.Landlock != nil, plan.Seccomp)
 	}
 }
+
+// Each probe a darwin residual takes out is named in its reason, which is
+// what the run's record keeps.
+func TestDarwinReasonsNameTheirProbes(t *testing.T) {
+	f := newFakeFS()
+	f.dir("/srv/proj", 1000, 1000)
+	plan, err := Resolve(Policy{Isolation: IsolationUser}, []string{"sh"}, darwinHost(f), userRun())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range plan.Residuals {
+		for _, p := range append(slices.Clone(r.Unprobed), r.Probes...) {
+			if !strings.Contains(r.Reason, p) {
+				t.Errorf("residual %s takes out or excuses %s without naming it", r.Code, p)
+			}
+		}
+	}
+}
