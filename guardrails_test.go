@@ -121,7 +121,7 @@ var layers = map[string]layer{
 	// The dedicated-user engine starts init on the host and loads the
 	// account's fence with nft.
 	"engine/userengine": {may: []string{"account", "engine", "ledger", "policy"}, exec: true},
-	"doctor":            {may: []string{"apparmor", "audit", "engine", "engine/advisory", "engine/containerd/ctrversion", "host", "ledger", "policy", "userns"}, exec: true},
+	"doctor":            {may: []string{"account", "apparmor", "audit", "engine", "engine/advisory", "engine/containerd/ctrversion", "host", "ledger", "policy", "userns"}, exec: true},
 	// The launcher drives every stage below it; only the CLI (and the
 	// launcher's own test-only command) sits above it.
 	"launcher": {may: []string{

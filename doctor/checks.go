@@ -36,6 +36,9 @@ func Checks() []Check {
 		{"docker-userns-running", checkDockerUserNS},
 		{"podman", checkPodman},
 		{"containerd", checkContainerd},
+		{"darwin-pf", checkDarwinPF},
+		{"darwin-pf-anchors", checkDarwinPFAnchors},
+		{"darwin-account", checkDarwinAccount},
 		{"agents", checkAgents},
 		{"selftest", checkSelfTest},
 	}

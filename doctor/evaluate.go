@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -35,11 +36,15 @@ func Evaluate(f *Facts) Report {
 var layerLead = map[string]string{
 	LayerUserNS: "subids", LayerSeccomp: "seccomp", LayerMAC: "mac",
 	LayerLimits: "cgroup", LayerRuntime: "runtime-default", LayerSelfTest: "selftest",
+	LayerDarwinUser: "darwin-pf-anchors",
 }
 
 func layers(rs []Result) []Layer {
 	var out []Layer
 	for _, name := range layerOrder {
+		if name == LayerDarwinUser && !slices.ContainsFunc(rs, func(r Result) bool { return r.Layer == name }) {
+			continue // a Mac's only
+		}
 		l := Layer{Name: name, Holds: true}
 		var blocking, weak []string
 		for _, r := range rs {

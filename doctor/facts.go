@@ -38,6 +38,9 @@ type Facts struct {
 	// RunRoot is the run root's filesystem (Run fills it from
 	// Options.RunRoot; Gather cannot know the path).
 	RunRoot RunRootFacts `json:"run_root"`
+	// Darwin is what a Mac's dedicated account needs (darwin.go); nil on
+	// every other host.
+	Darwin *DarwinFacts `json:"darwin,omitempty"`
 }
 
 // UserFacts is the invoking user.
@@ -239,7 +242,7 @@ func gather(ctx context.Context, h Host, cp ContainerdPolicy) *Facts {
 	for _, step := range []func(context.Context, Host, *Facts){
 		gatherUser, gatherOS, gatherKernel, gatherUserNS, gatherIDs,
 		gatherSeccomp, gatherLSM, gatherCgroup, gatherRuntimes,
-		gatherContainer, gatherVM, gatherDocker, gatherDockerUserNS, gatherPodman, containerd, gatherAgents,
+		gatherContainer, gatherVM, gatherDocker, gatherDockerUserNS, gatherPodman, containerd, gatherAgents, gatherDarwin,
 	} {
 		step(ctx, h, f)
 	}

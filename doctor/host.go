@@ -21,6 +21,9 @@ type Host struct {
 	// Root is the host's root directory: "/" for this machine.
 	Root string
 	Sys  System
+	// Darwin is true on macOS, where doctor also checks the dedicated
+	// account and its pf fence (darwin.go).
+	Darwin bool
 }
 
 // System answers what a root directory cannot: owners and modes, the PATH,

@@ -19,7 +19,7 @@ import (
 const commandTimeout = 15 * time.Second
 
 // Live returns this machine as a Host.
-func Live() Host { return Host{Root: "/", Sys: liveSystem{}} }
+func Live() Host { return Host{Root: "/", Sys: liveSystem{}, Darwin: liveDarwin} }
 
 // liveSystem is System on this machine.
 type liveSystem struct{}

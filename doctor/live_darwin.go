@@ -5,6 +5,9 @@ import (
 	"errors"
 )
 
+// liveDarwin: this host is a Mac.
+const liveDarwin = true
+
 // LandlockABI is 0 on darwin: Landlock is a Linux LSM.
 func (liveSystem) LandlockABI() (int, error) { return 0, nil }
 

@@ -11,6 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// liveDarwin: this host is no Mac.
+const liveDarwin = false
+
 // LandlockABI calls landlock_create_ruleset(NULL, 0,
 // LANDLOCK_CREATE_RULESET_VERSION), which returns the ABI version.
 // ENOSYS (no Landlock in the kernel) and EOPNOTSUPP (built in but not an

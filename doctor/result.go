@@ -22,10 +22,13 @@ const (
 	LayerLimits   = "cgroup-limits"
 	LayerRuntime  = "runtime"
 	LayerSelfTest = "self-test"
+	// LayerDarwinUser is macOS's dedicated account and its pf fence
+	// (darwin.go); listed only where a check decides it.
+	LayerDarwinUser = "darwin-user"
 )
 
 // layerOrder is the order in which Report.Layers lists the layers.
-var layerOrder = []string{LayerUserNS, LayerSeccomp, LayerMAC, LayerLimits, LayerRuntime, LayerSelfTest}
+var layerOrder = []string{LayerUserNS, LayerSeccomp, LayerMAC, LayerLimits, LayerRuntime, LayerSelfTest, LayerDarwinUser}
 
 // Result is one check's answer about one subject.
 type Result struct {

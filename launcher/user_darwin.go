@@ -81,6 +81,7 @@ func (p *prepared) becomeSubreaper() error {
 // chooseUser makes user isolation the run's on darwin, saying so when the
 // policy did not ask for it, and reads the account's facts.
 func (pl *planned) chooseUser() error {
+	pl.host.OS = policy.OSDarwin // the plan's layers are darwin's (policy/userdarwin.go)
 	var note string
 	if pl.policy, note = darwinIsolation(pl.policy); note != "" {
 		pl.run.Target = policy.TargetOf(pl.policy)
@@ -250,7 +251,9 @@ func (p *prepared) writeMacBundle() error {
 // bridgeSocket is the gateway's socket on the host.
 func (p *prepared) bridgeSocket() string { return p.plan.GatewaySocket }
 
-// userInit adds what the starter needs: the fence's listeners, and no
+// userInit adds what the starter needs: the fence's listeners, the
+// probes of darwin's catalog the plan runs (its residuals take out the
+// ones xnu cannot answer and name their stand-ins: planProbes), and no
 // bridge (the launcher serves the relay) and no seccomp filter or
 // protected binds (Linux's; the profile denies writes to those paths).
 func (p *prepared) userInit(ic *selftest.InitConfig) {
@@ -258,6 +261,7 @@ func (p *prepared) userInit(ic *selftest.InitConfig) {
 		return
 	}
 	ic.Targets.Fence = p.user.fence
+	ic.Probes = planProbes(p.plan, selftest.Catalog())
 	ic.Bridge = nil
 }
 

@@ -64,6 +64,10 @@ type Host struct {
 	// holds controllers beside the v1 ones: crun refuses it, and only root
 	// can hide it from crun (engine.HiddenUnified).
 	HybridCgroup bool
+	// OS is the host's operating system as Go names it (runtime.GOOS):
+	// "" or "linux" for Linux, OSDarwin for macOS, whose TargetUser plan has
+	// its own layers (userdarwin.go).
+	OS string
 	// Account is the dedicated account agentbox-agent (TargetUser); nil
 	// when it does not exist or the plan is for another target.
 	Account *UserAccount

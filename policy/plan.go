@@ -311,4 +311,11 @@ type Residual struct {
 	// and, for this reason, does not refuse the launch for them. Empty for
 	// most residuals, whose layer no probe watches or whose probes still pass.
 	Probes []string `json:"probes,omitempty"`
+	// Unprobed are the self-test probes this residual takes out of the
+	// run's self-test: what they try does not exist on this host (a
+	// Linux system call or procfs file on macOS), so they could only say
+	// UNKNOWN or "absent". The reason names the layer that stands in for
+	// each and the probe that checks that layer; the launcher runs every
+	// other probe (Plan.Unprobed).
+	Unprobed []string `json:"unprobed,omitempty"`
 }

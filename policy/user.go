@@ -102,13 +102,11 @@ var UserSharedProbes = []string{
 // userResiduals are what a TargetUser plan gives up, each with its
 // reason.
 func (r *resolver) userResiduals() {
-	r.plan.Residuals = append(r.plan.Residuals, Residual{
-		Code: ResidualUserShared,
-		Reason: "--isolation user has no namespaces: the agent sees the host's processes, mounts, devices and network interfaces, and the host's routes; " +
-			"file permissions, Landlock, seccomp and the nftables fence on its uid stand in for them (the probes named here look for a namespace and say ALLOW); " +
-			"the probes run as the account under its seccomp filter but outside the agent's Landlock domain, so unix sockets the host listens on (abstract, or in the workspace) are reached by them, and by the agent where the kernel's Landlock ABI is below 6 (abstract) or 9 (pathname)",
-		Probes: append([]string(nil), UserSharedProbes...),
-	})
+	if r.darwin() {
+		r.darwinPlan() // userdarwin.go
+	} else {
+		r.linuxUserResiduals()
+	}
 	if !r.plan.Terminal {
 		r.plan.Residuals = append(r.plan.Residuals, Residual{
 			Code:   "user-no-terminal",
@@ -117,13 +115,29 @@ func (r *resolver) userResiduals() {
 	}
 }
 
+// linuxUserResiduals are what a TargetUser plan on Linux gives up.
+func (r *resolver) linuxUserResiduals() {
+	r.plan.Residuals = append(r.plan.Residuals, Residual{
+		Code: ResidualUserShared,
+		Reason: "--isolation user has no namespaces: the agent sees the host's processes, mounts, devices and network interfaces, and the host's routes; " +
+			"file permissions, Landlock, seccomp and the nftables fence on its uid stand in for them (the probes named here look for a namespace and say ALLOW); " +
+			"the probes run as the account under its seccomp filter but outside the agent's Landlock domain, so unix sockets the host listens on (abstract, or in the workspace) are reached by them, and by the agent where the kernel's Landlock ABI is below 6 (abstract) or 9 (pathname)",
+		Probes: append([]string(nil), UserSharedProbes...),
+	})
+}
+
 // userLandlock is the account's Landlock ruleset: the host's system
 // directories and /etc read-only, /proc and /sys read-only, /dev, the
 // workspace and the run's home read-write, the command's closure and the
 // policy's binds as the policy says; TCP to the gateway's port only unless
-// the policy allows local TCP.
+// the policy allows local TCP. macOS has no Landlock: its plan has none,
+// and the Seatbelt profile is the engine's (userdarwin.go).
 func (r *resolver) userLandlock() {
 	p := r.plan
+	if r.darwin() {
+		p.Landlock = nil
+		return
+	}
 	paths := []LandlockPath{
 		{Path: "/etc"},
 		{Path: "/proc"},

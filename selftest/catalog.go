@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 )
 
 // Group is the surface a probe belongs to.
@@ -70,11 +71,18 @@ func (p Probe) Run(e *Env) Result {
 	return r
 }
 
-// Catalog returns every probe, grouped and in a stable order.
-func Catalog() []Probe {
+// Catalog returns every probe of this OS, grouped and in a stable order.
+func Catalog() []Probe { return CatalogFor(runtime.GOOS) }
+
+// CatalogFor is the catalog of the OS goos (runtime.GOOS's names): every
+// probe, and on darwin its own at the end (probe_macos.go).
+func CatalogFor(goos string) []Probe {
 	var all []Probe
 	for _, g := range [][]Probe{boundaryProbes(), kernelProbes(), statusProbes(), filesystemProbes(), processProbes(), networkProbes(), workspaceProbes()} {
 		all = append(all, g...)
+	}
+	if goos == "darwin" {
+		all = append(all, darwinProbes()...)
 	}
 	return all
 }

@@ -12,8 +12,10 @@ import (
 // On darwin the probes that call a Linux-only syscall (mount, namespaces,
 // keyrings, bpf, io_uring, modules, netlink, ptrace seize, open_by_handle,
 // prlimit, O_TMPFILE, /proc/self/fd) cannot try what they check: each says
-// UNKNOWN with this reason, never a pass. (Cross-compiled and vetted only:
-// no Mac ran these probes.)
+// UNKNOWN with this reason, never a pass. A darwin plan does not select
+// them: its residuals take them out of the self-test and name the layer
+// that stands in for each (policy/userdarwin.go, Residual.Unprobed).
+// (Cross-compiled and vetted only: no Mac ran these probes.)
 var errNotLinux = errors.New("not tried: the call is Linux's and this host is darwin")
 
 func notLinux(target string) outcome {
