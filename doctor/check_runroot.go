@@ -20,8 +20,6 @@ type RunRootFacts struct {
 	// FSType is statfs's f_type; FSName its name ("" when unknown).
 	FSType int64  `json:"fs_type,omitempty"`
 	FSName string `json:"fs_name,omitempty"`
-	// NoExec is whether the mount under Probed forbids execution.
-	NoExec bool `json:"noexec,omitempty"`
 	// Rootless is whether the run root belongs to an ordinary user.
 	Rootless bool `json:"rootless,omitempty"`
 	// XDG is whether the path came from XDG_RUNTIME_DIR.
@@ -65,7 +63,7 @@ func gatherRunRoot(h Host, p string) RunRootFacts {
 	for {
 		fi, err := h.Sys.Statfs(dir)
 		if err == nil {
-			f.Probed, f.FSType, f.FSName, f.NoExec = dir, fi.Type, fsNames[fi.Type], fi.NoExec
+			f.Probed, f.FSType, f.FSName = dir, fi.Type, fsNames[fi.Type]
 			return f
 		}
 		parent := filepath.Dir(dir)
@@ -80,10 +78,11 @@ func gatherRunRoot(h Host, p string) RunRootFacts {
 // runRootOptions are the mount options of a run root on its own tmpfs:
 // root-owned, mode 0711 (what agentbox itself creates, and what its
 // run-root check accepts: owned by the user, writable by no one else),
-// nosuid and nodev. Not noexec: the containerd engine's shim executes a
-// runtime script from the run's bundle. (runc copes since the gateway
-// socket's bind carries noexec itself: its read-only remount in the user
-// namespace keeps the flag locked there.)
+// nosuid and nodev. A noexec mount works as well: the gateway socket's
+// bind carries noexec itself (runc's read-only remount of it in the user
+// namespace keeps the flag locked there), and the containerd shim's
+// runtime in the bundle is a link to agentbox-init, whose own mount is the
+// one that counts.
 const runRootOptions = "mode=0711,nosuid,nodev"
 
 func runRootMount(p string) string { return "mount -t tmpfs -o " + runRootOptions + " tmpfs " + p }
@@ -108,12 +107,6 @@ func checkRunRoot(f *Facts) []Result {
 	where := rr.Path + " is on " + name
 	if rr.Probed != filepath.Clean(rr.Path) {
 		where = fmt.Sprintf("%s does not exist yet; agentbox creates it in %s, on %s", rr.Path, rr.Probed, name)
-	}
-	if rr.NoExec {
-		r.Status = Warn
-		r.Detail = where + ", mounted noexec: `--engine containerd` cannot start a sandbox from a run directory there (the daemon's shim executes the runtime script agentbox writes into the run's bundle); runc, crun and runsc launch from it"
-		r.Fix = "mount -o remount,exec " + rr.Probed + " (or mount the run root's tmpfs with " + runRootOptions + ", without noexec); nothing to do unless you use --engine containerd"
-		return []Result{r}
 	}
 	if rr.FSType == fsTmpfs || rr.FSType == fsRamfs {
 		r.Status, r.Detail = Pass, where+": run directories, id leases and runtime state stay in memory and a reboot clears them"

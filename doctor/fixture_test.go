@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +35,6 @@ type fixtureHost struct {
 	// filesystem type (a path not listed does not exist).
 	RunRoot string           `json:"run_root"`
 	FSTypes map[string]int64 `json:"statfs"`
-	NoExec  []string         `json:"statfs_noexec"`
 
 	root string
 }
@@ -154,7 +152,7 @@ func (fx *fixtureHost) Getenv(name string) string { return fx.Env[name] }
 
 func (fx *fixtureHost) Statfs(p string) (FSInfo, error) {
 	if t, ok := fx.FSTypes[p]; ok {
-		return FSInfo{Type: t, NoExec: slices.Contains(fx.NoExec, p)}, nil
+		return FSInfo{Type: t}, nil
 	}
 	return FSInfo{}, &fs.PathError{Op: "statfs", Path: p, Err: fs.ErrNotExist}
 }

@@ -60,10 +60,9 @@ type FileInfo struct {
 }
 
 // FSInfo is what doctor needs of statfs(2): the filesystem's type
-// (f_type) and whether its mount forbids execution (ST_NOEXEC).
+// (f_type).
 type FSInfo struct {
-	Type   int64
-	NoExec bool
+	Type int64
 }
 
 // errNoFile reports a missing file; read treats it as absence, not error.

@@ -49,5 +49,5 @@ func (liveSystem) Statfs(p string) (FSInfo, error) {
 	if err := unix.Statfs(p, &st); err != nil {
 		return FSInfo{}, &os.PathError{Op: "statfs", Path: p, Err: err}
 	}
-	return FSInfo{Type: int64(st.Type), NoExec: st.Flags&unix.ST_NOEXEC != 0}, nil
+	return FSInfo{Type: int64(st.Type)}, nil
 }

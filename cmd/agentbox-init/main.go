@@ -29,7 +29,9 @@
 //
 // As "agentbox-init userns-exec|mntns-exec|fds-exec …" it is the engine's
 // helper that runs an OCI runtime in a namespace of its own, or for a
-// containerd shim (internal/nsexec).
+// containerd shim (internal/nsexec); executed through a link named
+// shim-runtime (nsexec.ShimRuntime), it is that shim's runtime, with the
+// helper call in the file beside the link.
 //
 // Build it with CGO_ENABLED=0 so that it needs nothing from the rootfs.
 package main
@@ -43,6 +45,9 @@ import (
 )
 
 func main() {
+	if nsexec.IsShimRuntime(os.Args[0]) {
+		os.Exit(nsexec.ShimMain(os.Args)) // a containerd shim's runtime (engine/containerd)
+	}
 	if len(os.Args) > 1 && (os.Args[1] == nsexec.UsernsExec || os.Args[1] == nsexec.MntnsExec || os.Args[1] == nsexec.FdsExec) {
 		os.Exit(nsexec.Main(os.Args[1:])) // the engine's runtime helpers
 	}

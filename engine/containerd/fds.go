@@ -2,12 +2,12 @@ package containerd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -15,10 +15,11 @@ import (
 	"github.com/agentbox/agentbox/internal/nsexec"
 )
 
-// In the bundle: the script the shim runs as its runtime, and the socket
-// on which fds-exec fetches the sandbox's extra files.
+// In the bundle: the link the shim runs as its runtime (nsexec.ShimRuntime,
+// with its call beside it), and the socket on which fds-exec fetches the
+// sandbox's extra files.
 const (
-	shimRuntimeFile = "shim-runtime"
+	shimRuntimeFile = nsexec.ShimRuntime
 	fdsSocketFile   = "fds.sock"
 )
 
@@ -35,30 +36,29 @@ func (h helperCall) needed() bool {
 	return h.fdsSocket != "" || h.umount != "" || h.nests != "" || h.stderrIsStdout
 }
 
-// script is the shell script the shim runs as its runc: it executes the
-// helper with the runtime's arguments passed through.
-func (h helperCall) script() string {
-	args := []string{quote(h.helper), nsexec.FdsExec}
+// call is the helper's argv before the runtime's own arguments: fds-exec,
+// its flags, "--", the runtime (nsexec.ShimMain appends what the shim
+// passes).
+func (h helperCall) call() []string {
+	args := []string{nsexec.FdsExec}
 	stderr := ""
 	if h.stderrIsStdout {
 		stderr = "stdout"
 	}
 	for _, f := range []struct{ flag, value string }{{"--fds-socket", h.fdsSocket}, {"--umount", h.umount}, {"--compose", h.nests}, {"--stderr", stderr}} {
 		if f.value != "" {
-			args = append(args, f.flag, quote(f.value))
+			args = append(args, f.flag, f.value)
 		}
 	}
-	args = append(args, "--", quote(h.runtime), `"$@"`)
-	return "#!/bin/sh\n# agentbox: the runtime containerd's shim runs for this sandbox (see engine/containerd)\nexec " + strings.Join(args, " ") + "\n"
+	return append(args, "--", h.runtime)
 }
 
-// quote makes s one word of a POSIX shell.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // shimRuntime returns the binary the shim is to run as its runc for the
-// bundle: the plan's runtime itself, or the script that runs it through
-// fds-exec when the create needs files passed (files > 0), a hidden mount,
-// nested binds, or the sandbox's stdout as its stderr too (oneOutput).
+// bundle: the plan's runtime itself, or the link to agentbox-init that runs
+// it through fds-exec when the create needs files passed (files > 0), a
+// hidden mount, nested binds, or the sandbox's stdout as its stderr too
+// (oneOutput). The link's call is written first, so that the link never
+// names a call that is not there.
 func shimRuntime(rt engine.Runtime, bundle string, files int, stderrIsStdout bool) (string, error) {
 	h := helperCall{helper: rt.Helper, runtime: rt.Path, umount: rt.Hide, stderrIsStdout: stderrIsStdout}
 	if files > 0 {
@@ -73,11 +73,26 @@ func shimRuntime(rt engine.Runtime, bundle string, files int, stderrIsStdout boo
 	if h.helper == "" {
 		return "", errors.New("the sandbox needs agentbox-init as the shim's runtime helper (engine.Runtime.Helper) to pass its files, and none was found")
 	}
-	path := filepath.Join(bundle, shimRuntimeFile)
-	if err := engine.WriteFileAtomic(path, []byte(h.script()), 0o700); err != nil {
-		return "", fmt.Errorf("shim runtime script: %w", err)
+	if !filepath.IsAbs(h.helper) {
+		return "", fmt.Errorf("the shim's runtime helper %q is not an absolute path", h.helper)
 	}
-	return path, nil
+	link := filepath.Join(bundle, shimRuntimeFile)
+	call, err := json.Marshal(h.call())
+	if err == nil {
+		err = engine.WriteFileAtomic(nsexec.ShimArgs(link), call, 0o600)
+	}
+	if err == nil {
+		if err = os.Remove(link); errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = os.Symlink(h.helper, link)
+	}
+	if err != nil {
+		return "", fmt.Errorf("shim runtime: %w", err)
+	}
+	return link, nil
 }
 
 // fdServer hands the sandbox's extra files to fds-exec, once, and only to

@@ -1,35 +1,21 @@
 package containerd
 
 import (
+	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/internal/nsexec"
 )
 
-func TestHelperScriptQuotesAndPassesArguments(t *testing.T) {
-	h := helperCall{helper: "/opt/it's/agentbox-init", runtime: "/usr/sbin/runc", fdsSocket: "/run/a b/fds.sock", nests: "/run/x/nested-mounts.json"}
-	got := h.script()
-	want := "exec '/opt/it'\\''s/agentbox-init' fds-exec --fds-socket '/run/a b/fds.sock' --compose '/run/x/nested-mounts.json' -- '/usr/sbin/runc' \"$@\"\n"
-	if !strings.HasPrefix(got, "#!/bin/sh\n") || !strings.HasSuffix(got, want) {
-		t.Fatalf("script:\n%s\nwant it to end with:\n%s", got, want)
-	}
-	// The shell hands the runtime's arguments on unchanged.
-	dir := t.TempDir()
-	script := filepath.Join(dir, "runtime")
-	echo := helperCall{helper: "/bin/echo", runtime: "/usr/sbin/runc", umount: "/sys/fs/cgroup/unified"}
-	if err := os.WriteFile(script, []byte(echo.script()), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(script, "--root", "/run/r", "create", "a b").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "fds-exec --umount /sys/fs/cgroup/unified -- /usr/sbin/runc --root /run/r create a b\n"; string(out) != want {
-		t.Errorf("the script ran %q, want %q", out, want)
+func TestHelperCallPassesArguments(t *testing.T) {
+	h := helperCall{helper: "/opt/it's/agentbox-init", runtime: "/usr/sbin/runc", fdsSocket: "/run/a b/fds.sock", nests: "/run/x/nested-mounts.json", stderrIsStdout: true}
+	want := []string{"fds-exec", "--fds-socket", "/run/a b/fds.sock", "--compose", "/run/x/nested-mounts.json", "--stderr", "stdout", "--", "/usr/sbin/runc"}
+	if got := h.call(); !slices.Equal(got, want) {
+		t.Fatalf("call %q, want %q", got, want)
 	}
 }
 
@@ -42,20 +28,34 @@ func TestShimRuntime(t *testing.T) {
 	}
 	got, err = shimRuntime(rt, bundle, 1, false)
 	if err != nil || got != filepath.Join(bundle, shimRuntimeFile) {
-		t.Fatalf("with a file to pass: %q, %v; want the script", got, err)
+		t.Fatalf("with a file to pass: %q, %v; want the link", got, err)
 	}
-	data, _ := os.ReadFile(got)
-	if !strings.Contains(string(data), "--fds-socket '"+filepath.Join(bundle, fdsSocketFile)+"'") {
-		t.Errorf("script does not name the bundle's socket:\n%s", data)
+	if target, err := os.Readlink(got); err != nil || target != rt.Helper {
+		t.Errorf("the link points at %q (%v), want the helper %q", target, err, rt.Helper)
 	}
-	if st, err := os.Stat(got); err != nil || st.Mode().Perm() != 0o700 {
-		t.Errorf("script mode %v, %v; want 0700", st.Mode(), err)
+	call := func(path string) []string {
+		t.Helper()
+		data, err := os.ReadFile(nsexec.ShimArgs(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c []string
+		if err := json.Unmarshal(data, &c); err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
-	// One output: the script gives the create's stderr its stdout, even
-	// with nothing else for the helper to do.
+	if c := call(got); !slices.Contains(c, filepath.Join(bundle, fdsSocketFile)) || c[len(c)-1] != rt.Path {
+		t.Errorf("the call %q does not name the bundle's socket and the runtime", c)
+	}
+	if st, err := os.Stat(nsexec.ShimArgs(got)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("call file mode %v, %v; want 0600", st.Mode(), err)
+	}
+	// One output: the call gives the create's stderr its stdout, even with
+	// nothing else for the helper to do.
 	got, err = shimRuntime(rt, t.TempDir(), 0, true)
-	if data, _ := os.ReadFile(got); err != nil || !strings.Contains(string(data), "--stderr 'stdout' --") {
-		t.Errorf("stdout as stderr: %q, %v:\n%s\nwant a script passing --stderr stdout", got, err, data)
+	if err != nil || !slices.Contains(call(got), "--stderr") {
+		t.Errorf("stdout as stderr: %q, %v; want a call passing --stderr stdout", got, err)
 	}
 	rt.Helper = ""
 	if _, err := shimRuntime(rt, bundle, 1, false); err == nil {
