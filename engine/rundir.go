@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -54,6 +55,12 @@ const (
 // CreateRunDir makes root/runs/id, locked by this process. Directories are
 // mode 0711: the sandbox's mapped ids must traverse them to reach the
 // bundle, and nobody may list them.
+//
+// The directory is made and locked under a name FindStale passes over
+// (newPrefix), then renamed into place, so that it is never under its own
+// name without its lock held: another launcher's gc, which takes the lock
+// of every run directory it can, would otherwise take a directory made an
+// instant before and clean it as a crashed run's.
 func CreateRunDir(root, id string) (*RunDir, error) {
 	runs := filepath.Join(root, runsDir)
 	if err := os.MkdirAll(runs, 0o711); err != nil {
@@ -61,16 +68,57 @@ func CreateRunDir(root, id string) (*RunDir, error) {
 	}
 	_ = os.Chmod(root, 0o711)
 	_ = os.Chmod(runs, 0o711)
-	path := filepath.Join(runs, id)
-	if err := os.Mkdir(path, 0o711); err != nil {
+	path, tmp := filepath.Join(runs, id), filepath.Join(runs, newPrefix+id)
+	if err := os.Mkdir(tmp, 0o711); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
-	lock, err := lockDir(path, true)
+	lock, err := lockDir(tmp, true)
+	if err == nil {
+		err = renameNoReplace(tmp, path)
+	}
 	if err != nil {
-		_ = RemoveTree(path)
-		return nil, err
+		if lock != nil {
+			lock.Close()
+		}
+		_ = RemoveTree(tmp)
+		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	return &RunDir{Path: path, ID: id, lock: lock}, nil
+}
+
+// newPrefix marks a run directory CreateRunDir is still making.
+const newPrefix = ".new-"
+
+// abandonedAfter is how old an unlocked directory CreateRunDir was making
+// must be before RemoveAbandoned takes it for a crashed launcher's: its
+// maker holds it for a mkdir, an open and a rename.
+const abandonedAfter = time.Minute
+
+// RemoveAbandoned removes the directories under root that a launcher that
+// died inside CreateRunDir left (nothing in them but the lock).
+func RemoveAbandoned(root string) error {
+	entries, err := os.ReadDir(filepath.Join(root, runsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list runs: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		info, err := e.Info()
+		if !strings.HasPrefix(e.Name(), newPrefix) || !e.IsDir() || err != nil || time.Since(info.ModTime()) < abandonedAfter {
+			continue
+		}
+		path := filepath.Join(root, runsDir, e.Name())
+		lock, err := lockDir(path, false)
+		if err != nil {
+			continue // its maker is alive after all
+		}
+		errs = append(errs, RemoveTree(path))
+		lock.Close()
+	}
+	return errors.Join(errs...)
 }
 
 // lockDir takes the run directory's lock; with wait false it fails at once
@@ -150,8 +198,8 @@ func FindStale(root string) ([]*RunDir, error) {
 	}
 	var stale []*RunDir
 	for _, e := range entries {
-		if !e.IsDir() {
-			continue
+		if !e.IsDir() || strings.HasPrefix(e.Name(), newPrefix) {
+			continue // being made (CreateRunDir), or left by a launcher that died there (RemoveAbandoned)
 		}
 		path := filepath.Join(root, runsDir, e.Name())
 		lock, err := lockDir(path, false)

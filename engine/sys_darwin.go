@@ -97,3 +97,6 @@ func mountsUnder(dir string) []string {
 // reopenNonblock is not built on darwin: without it, the input typed ahead
 // is left to the raw copy.
 func reopenNonblock(*os.File) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+// renameNoReplace renames from to to, failing when to exists.
+func renameNoReplace(from, to string) error { return unix.RenamexNp(from, to, unix.RENAME_EXCL) }

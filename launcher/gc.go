@@ -33,7 +33,7 @@ func CollectGarbage(ctx context.Context, d Dirs, open engine.Opener) ([]ledger.R
 	for _, rd := range stale {
 		recs = append(recs, cleanStale(ctx, d, open, rd))
 	}
-	return recs, releaseOrphanLeases(d)
+	return recs, errors.Join(engine.RemoveAbandoned(d.RunRoot), releaseOrphanLeases(d))
 }
 
 func cleanStale(ctx context.Context, d Dirs, open engine.Opener, rd *engine.RunDir) ledger.Record {
