@@ -86,8 +86,8 @@ var layers = map[string]layer{
 	"seccomp/profiles/internal/gen": {may: []string{"seccomp/profiles"}},
 	"seccomp/internal/syscallgen":   {}, // go generate: the syscall table, from libseccomp
 	"seccomp":                       {may: []string{"seccomp/profiles"}},
-	"apparmor":                      {exec: true}, // apparmor_parser loads profiles
-	"userns":                        {exec: true}, // newuidmap
+	"apparmor":                      {exec: true},                          // apparmor_parser loads profiles
+	"userns":                        {may: []string{"ledger"}, exec: true}, // newuidmap
 	"netpolicy":                     {may: []string{"internal/yamlfile", "netpolicy/bridge"}},
 	// The seccomp listener and the Landlock audit reader of a run's
 	// denial log: they write ledger denials and run nothing.

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// isRunID is the regexp it replaced, without the regexp's start-up cost.
+// IsRunID is the regexp it replaced, without the regexp's start-up cost.
 func TestIsRunIDIsThePattern(t *testing.T) {
-	re := regexp.MustCompile(runIDPattern)
+	re := regexp.MustCompile(RunIDPattern)
 	cases := []string{
 		"", "a", "A", "0", ".", "_", "-", "a.", "a_b-c.d", ".a", "-a", "_a",
 		"20251129T074412.123Z-4f2a9c1b", "a b", "a/b", "a\n", "a\x00", "é", "aé", "a..",
@@ -19,8 +19,8 @@ func TestIsRunIDIsThePattern(t *testing.T) {
 		cases = append(cases, string([]byte{c}), "a"+string([]byte{c}))
 	}
 	for _, s := range cases {
-		if got, want := isRunID(s), re.MatchString(s); got != want {
-			t.Errorf("isRunID(%q) = %v, the pattern says %v", s, got, want)
+		if got, want := IsRunID(s), re.MatchString(s); got != want {
+			t.Errorf("IsRunID(%q) = %v, the pattern says %v", s, got, want)
 		}
 	}
 }
