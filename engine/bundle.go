@@ -55,7 +55,7 @@ func writeBundle(dir string, s *specs.Spec, rootfs policy.Rootfs, compose bool) 
 		{"socket cover", func() error { return writeCover(dir, s.Mounts) }},
 		{"mount points", func() error { return makeMountPoints(root, rs.Mounts) }},
 		{"nested mounts", func() error { return writeComposition(dir, nested) }},
-		{"config.json", func() error { return writeConfig(dir, rs) }},
+		{"config.json", func() error { return WriteConfig(dir, rs) }},
 	}
 	for _, st := range steps {
 		if err := st.run(); err != nil {
@@ -235,7 +235,9 @@ func mkdirNoFollow(root, rel string) error {
 	return nil
 }
 
-func writeConfig(dir string, s *specs.Spec) error {
+// WriteConfig writes s as dir/config.json, atomically and readable by
+// root alone.
+func WriteConfig(dir string, s *specs.Spec) error {
 	data, err := json.MarshalIndent(s, "", "\t")
 	if err != nil {
 		return err

@@ -69,39 +69,22 @@ func (e *Engine) WriteBundle(dir string, s *specs.Spec, _ policy.Rootfs) error {
 		return err
 	}
 	e.bundle = dir
-	data, err := json.MarshalIndent(s, "", "\t")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o600); err != nil {
+	if err := engine.WriteConfig(dir, s); err != nil {
 		return err
 	}
 	return e.writeRecord()
 }
 
-func (e *Engine) writeRecord() error {
-	data, err := json.MarshalIndent(e.Record, "", "\t")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(e.bundle, RecordFile), data, 0o600)
-}
+func (e *Engine) writeRecord() error { return writeRecord(e.bundle, RecordFile, e.Record) }
 
 // Create makes the run's cgroup, loads the fence and starts the spec's
 // first process (agentbox-init, as root) cloned into the cgroup, with the
 // streams and extra files of o. Init waits for its configuration on fd 3,
 // so nothing of the agent runs before the launcher sends it.
 func (e *Engine) Create(ctx context.Context, _ string, bundle string, o engine.CreateOptions) (int, error) {
-	var s specs.Spec
-	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
-	if err == nil {
-		err = json.Unmarshal(data, &s)
-	}
+	s, err := readSpec(bundle)
 	if err != nil {
-		return 0, fmt.Errorf("read the bundle's config.json: %w", err)
-	}
-	if s.Process == nil || len(s.Process.Args) == 0 {
-		return 0, errors.New("the bundle's config.json names no process to start")
+		return 0, err
 	}
 	if e.cg, err = makeCgroup(e.Record.Cgroup, e.Record.Limits); err != nil {
 		return 0, err

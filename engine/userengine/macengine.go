@@ -77,11 +77,7 @@ func (e *MacEngine) WriteBundle(dir string, s *specs.Spec, _ policy.Rootfs) erro
 		return err
 	}
 	e.bundle = dir
-	data, err := json.MarshalIndent(s, "", "\t")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o600); err != nil {
+	if err := engine.WriteConfig(dir, s); err != nil {
 		return err
 	}
 	if err := e.writeRecord(); err != nil {
@@ -90,13 +86,7 @@ func (e *MacEngine) WriteBundle(dir string, s *specs.Spec, _ policy.Rootfs) erro
 	return e.Run.WriteFiles()
 }
 
-func (e *MacEngine) writeRecord() error {
-	data, err := json.MarshalIndent(e.Run, "", "\t")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(e.bundle, MacRecordFile), data, 0o600)
-}
+func (e *MacEngine) writeRecord() error { return writeRecord(e.bundle, MacRecordFile, e.Run) }
 
 // LoadFence loads the anchor file and keeps pf's enable token (recorded at
 // once, so that a gc releases it), then checks that the anchor holds the
@@ -279,7 +269,7 @@ func reap(pid int) {
 // errNoStarter is Create's error for a spec that names no starter.
 var errNoStarter = errors.New("the bundle's config.json names no process to start")
 
-// readSpec reads the bundle's spec.
+// readSpec reads the bundle's spec, which must name a process to start.
 func readSpec(bundle string) (*specs.Spec, error) {
 	var s specs.Spec
 	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
@@ -293,6 +283,17 @@ func readSpec(bundle string) (*specs.Spec, error) {
 		return nil, errNoStarter
 	}
 	return &s, nil
+}
+
+// writeRecord writes an engine's record of the run (what teardown and gc
+// take down) into the bundle, atomically: it is rewritten as the run goes
+// on, and a crash must leave the last whole one.
+func writeRecord(bundle, name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "\t")
+	if err != nil {
+		return err
+	}
+	return engine.WriteFileAtomic(filepath.Join(bundle, name), data, 0o600)
 }
 
 // Create loads the fence and starts the spec's process, the starter, as
