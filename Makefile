@@ -77,9 +77,11 @@ CORE_SUITE := ^(TestRunBoundary|TestCrunBoundaryAsRoot|TestExitCodesPassThrough|
 # The whole root suite of cmd/agentbox once more under gVisor, on the runsc
 # scripts/runsc-build.sh builds, each difference asserted (docs/gvisor.md).
 # Left out: what names its own runtime or uses none (doctor's run root,
-# podman's audit, --isolation user) and the gVisor tests, which the first
-# run has run. About 1.5 minutes on 2 cores (2026-12-01).
-RUNSC_SKIP := Rootless$$|^TestDoctorRunRootAsRoot$$|^TestAuditPodman$$|^TestIsolationUser|^TestGvisor
+# podman's audit, --isolation user), the gVisor tests, which the first
+# run has run, and the containerd tests: containerd's runc shim cannot run
+# runsc, which TestContainerdRefusesGvisorAsRoot asserts in the first run.
+# About 1.5 minutes on 2 cores (2026-12-01).
+RUNSC_SKIP := Rootless$$|^TestDoctorRunRootAsRoot$$|^TestAuditPodman$$|^TestIsolationUser|^TestGvisor|^TestContainerd
 
 # The containerd release lines built from source (tools/containerd/LINE,
 # cached by version by scripts/containerd-build.sh), whose private daemons

@@ -290,21 +290,6 @@ func killGvisorAgent(t *testing.T, meta engine.Meta, ws string) {
 	}
 }
 
-// assertContainerdRefusesRunsc: agentbox drives runc and crun under
-// containerd's runc shim, and gVisor only through runsc itself (its shim,
-// containerd-shim-runsc-v1, is not driven): a run on --engine containerd
-// under the suite's runsc is refused before anything is made, with the
-// reason. The containerd tests assert this under gVisor, and end there.
-func assertContainerdRefusesRunsc(t *testing.T) {
-	t.Helper()
-	uid, gid := testUser(t)
-	r := runIn(t, isolatedEnv(t), workspaceOwnedBy(t, uid, gid), "run", "--engine", "containerd", "--address", testContainerdAddress(), "--", "true")
-	if r.code != 4 || !strings.Contains(r.stderr, "containerd-shim-runsc-v1") || !strings.Contains(r.stderr, "--engine runtime --runtime runsc") {
-		t.Fatalf("exit %d, want 4 with runsc refused on containerd and the way that works\nstderr:\n%s", r.code, r.stderr)
-	}
-	t.Skip("gVisor under containerd is refused (asserted); the rest of this test is for runc and crun under containerd")
-}
-
 // Doctor reports a runsc on PATH that agentbox accepts: PASS, with its
 // version and path, and both launch modes holding.
 func TestGvisorDoctorReportsRunscAsRoot(t *testing.T) {
