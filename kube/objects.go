@@ -395,11 +395,15 @@ func (r *renderer) outsidePorts() ([]int, error) {
 }
 
 // manifest writes the objects as one YAML stream, in apply order.
-func (r *renderer) manifest() error {
+func (r *renderer) manifest() error { return r.out.WriteManifest() }
+
+// WriteManifest sets Manifest from Objects: one YAML stream, in their
+// order (Render does it; a caller that changed an object does it again).
+func (o *Output) WriteManifest() error {
 	var buf bytes.Buffer
 	buf.WriteString("# Written by agentbox kube: apply with kubectl apply -f " + ManifestFile + " after creating the Secret " + KeySecret + ".\n")
-	for i, o := range r.out.Objects {
-		b, err := yaml.Marshal(o)
+	for i, obj := range o.Objects {
+		b, err := yaml.Marshal(obj)
 		if err != nil {
 			return err
 		}
@@ -408,7 +412,7 @@ func (r *renderer) manifest() error {
 		}
 		buf.Write(b)
 	}
-	r.out.Manifest = buf.Bytes()
+	o.Manifest = buf.Bytes()
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/kube"
@@ -163,26 +162,12 @@ func TestAuditReadsTheLocalhostProfile(t *testing.T) {
 			x.Spec.Syscalls = append(x.Spec.Syscalls, kube.SeccompSyscall{Names: []string{"ptrace"}, Action: "SCMP_ACT_ALLOW"})
 		}
 	}
-	spo.Manifest = manifestOf(t, spo)
+	if err := spo.WriteManifest(); err != nil {
+		t.Fatal(err)
+	}
 	if f := agentSeccompFinding(t, writeOutput(t, spo), spo); f == nil || f.Unknown || !strings.Contains(f.Detail, "ptrace") {
 		t.Errorf("a SeccompProfile allowing ptrace: %+v, want seccomp-profile-weak naming ptrace", f)
 	}
-}
-
-func manifestOf(t *testing.T, out *kube.Output) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	for i, o := range out.Objects {
-		b, err := yaml.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i > 0 {
-			buf.WriteString("---\n")
-		}
-		buf.Write(b)
-	}
-	return buf.Bytes()
 }
 
 func agentSeccompFinding(t *testing.T, dir string, out *kube.Output) *audit.Finding {
@@ -228,7 +213,9 @@ func TestRenderPVCWorkspace(t *testing.T) {
 			}
 			auditsClean(t, out)
 			delete(pod.Annotations, "io.agentbox.workspace")
-			out.Manifest = manifestOf(t, out)
+			if err := out.WriteManifest(); err != nil {
+				t.Fatal(err)
+			}
 			r, _ := auditOutput(t, writeOutput(t, out), out, nil)
 			if fs := r.Unaccepted(); len(fs) != 1 || fs[0].Code != audit.CodeExtraWritable {
 				t.Errorf("an undeclared PVC workspace: %+v, want extra-writable-mount", fs)

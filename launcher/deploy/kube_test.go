@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/audit/manifest"
@@ -185,18 +184,9 @@ func TestKubeInstallerAcceptancesStayWithTheInstaller(t *testing.T) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	for i, o := range out.Objects {
-		b, err := yaml.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i > 0 {
-			buf.WriteString("---\n")
-		}
-		buf.Write(b)
+	if err := out.WriteManifest(); err != nil {
+		t.Fatal(err)
 	}
-	out.Manifest = buf.Bytes()
 	dir := t.TempDir()
 	if err := writeKubeFiles(dir, out); err != nil {
 		t.Fatal(err)
