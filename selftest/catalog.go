@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 )
 
 // Group is the surface a probe belongs to.
@@ -31,6 +32,43 @@ type Probe struct {
 	Summary string
 
 	run func(e *Env) outcome
+	// shares says what of the sandbox the probe's run would change, were
+	// the kernel to allow its operation, and what its answer reads; nil:
+	// neither (see Run). It gets the Env because what a probe does can
+	// depend on the configuration.
+	shares func(e *Env) (changes, reads resource)
+}
+
+// resource is a part of the sandbox's state that a probe could change,
+// were the kernel to allow what it tries, and that another probe's
+// answer depends on. Run never runs a probe that changes one while a
+// probe that reads it (or changes it too) runs.
+type resource uint8
+
+const (
+	// mountTable is the mount namespace's mounts: mount-tmpfs-denied and
+	// umount-denied would change it, mountinfo's readers read it.
+	mountTable resource = 1 << iota
+	// traceTarget is the ptrace probes' target (PID 1, init, which serves
+	// the gateway bridge) running: a PTRACE_SEIZE that works stops it
+	// until the detach.
+	traceTarget
+	// loopbackTCP is the TCP listeners on the sandbox's loopback: the
+	// loopback control of gateway-reachable opens one on a port of the
+	// kernel's choosing, the canaries' probes connect to loopback ports.
+	loopbackTCP
+	// nResources is the number of resources.
+	nResources = iota
+)
+
+// changing and reading are Probe.shares for a probe that always changes,
+// or always reads, the resources r.
+func changing(r resource) func(*Env) (resource, resource) {
+	return func(*Env) (resource, resource) { return r, 0 }
+}
+
+func reading(r resource) func(*Env) (resource, resource) {
+	return func(*Env) (resource, resource) { return 0, r }
 }
 
 // outcome is what a probe's run function decides; Run adds the rest.
@@ -120,21 +158,102 @@ func Selected(cfg *InitConfig) ([]Probe, error) {
 	return out, nil
 }
 
-// Run runs the probes cfg selects, one after the other in the calling
-// process, and hands each result to emit as soon as it is known. It stops at
-// the first error of emit or when ctx is done.
+// Parallelism is how many probes Run runs at once. Most probes wait on
+// the kernel (a seccomp listener's answer, a route lookup, a connect
+// through the gateway bridge), so they overlap well even on one CPU.
+const Parallelism = 8
+
+// Run runs the probes cfg selects and hands each result to emit in
+// catalog order, each as soon as it and every probe before it are done.
+// It stops at the first error of emit or when ctx is done (probes
+// already running then finish unreported).
+//
+// Up to Parallelism probes run at once, each on a goroutine of its own,
+// under two rules that keep every answer what a run one after the other
+// gives:
+//   - A probe that would change a part of the sandbox's state if the
+//     kernel allowed its operation (the mount table, the ptrace target's
+//     run state, a loopback listener: see resource) never runs beside a
+//     probe whose answer reads that part, nor beside another that changes
+//     it.
+//   - A probe whose operation changes its own thread when allowed (setns,
+//     ptrace: the tracer is a thread) leaves that goroutine locked to its
+//     thread, which Go then retires with the goroutine: no other probe
+//     runs on a thread a probe changed. Everything else a probe opens it
+//     closes, and none changes process-wide state (cwd, root, limits,
+//     credentials) even where the kernel allows its call.
 func Run(ctx context.Context, e *Env, emit func(Result) error) error {
 	probes, err := Selected(e.Config)
 	if err != nil {
 		return err
 	}
-	for _, p := range probes {
-		if err := ctx.Err(); err != nil {
-			return err
+	return runProbes(ctx, e, probes, Parallelism, emit)
+}
+
+// runProbes runs probes, at most limit at once (see Run), and emits
+// their results in order.
+func runProbes(ctx context.Context, e *Env, probes []Probe, limit int, emit func(Result) error) error {
+	results := make([]Result, len(probes))
+	done := make([]chan struct{}, len(probes))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	var locks [nResources]sync.RWMutex
+	stop := make(chan struct{})
+	defer close(stop)
+	slots := make(chan struct{}, max(limit, 1))
+	go func() {
+		for i, p := range probes {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			go func() {
+				defer func() { <-slots }()
+				defer close(done[i])
+				unlock := lockFor(&locks, p, e)
+				defer unlock()
+				results[i] = p.Run(e)
+			}()
 		}
-		if err := emit(p.Run(e)); err != nil {
+	}()
+	for i, p := range probes {
+		select {
+		case <-done[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := emit(results[i]); err != nil {
 			return fmt.Errorf("emit %s: %w", p.Name, err)
 		}
 	}
 	return nil
+}
+
+// lockFor takes p's locks, in resource order: the write lock of each
+// resource it changes, the read lock of each it reads. It returns their
+// release.
+func lockFor(locks *[nResources]sync.RWMutex, p Probe, e *Env) func() {
+	if p.shares == nil {
+		return func() {}
+	}
+	changes, reads := p.shares(e)
+	var held []func()
+	for i := range nResources {
+		r := resource(1) << i
+		switch {
+		case changes&r != 0:
+			locks[i].Lock()
+			held = append(held, locks[i].Unlock)
+		case reads&r != 0:
+			locks[i].RLock()
+			held = append(held, locks[i].RUnlock)
+		}
+	}
+	return func() {
+		for _, u := range held {
+			u()
+		}
+	}
 }

@@ -17,6 +17,9 @@ import (
 // helperEnv makes the test binary act as the confined helper process.
 const helperEnv = "AGENTBOX_SELFTEST_HELPER"
 
+// helperLimitEnv=1 makes the helper run its probes one at a time.
+const helperLimitEnv = "AGENTBOX_SELFTEST_HELPER_SERIAL"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "confine" {
 		os.Exit(confinedHelper())
@@ -49,7 +52,15 @@ func confinedHelper() int {
 		}
 	}
 	enc := json.NewEncoder(os.Stdout)
-	if err := Run(context.Background(), NewEnv(&cfg), func(r Result) error { return enc.Encode(r) }); err != nil {
+	probes, err := Selected(&cfg)
+	if err != nil {
+		return fail("config", err)
+	}
+	limit := Parallelism
+	if os.Getenv(helperLimitEnv) == "1" {
+		limit = 1
+	}
+	if err := runProbes(context.Background(), NewEnv(&cfg), probes, limit, func(r Result) error { return enc.Encode(r) }); err != nil {
 		return fail("run", err)
 	}
 	return 0

@@ -18,15 +18,15 @@ import (
 func boundaryProbes() []Probe {
 	return []Probe{
 		{
-			Name: "host-home-not-mounted", Group: GroupBoundary, Expect: Deny, run: probeHostHome,
+			Name: "host-home-not-mounted", Group: GroupBoundary, Expect: Deny, run: probeHostHome, shares: reading(mountTable),
 			Summary: "the invoking user's real home is mounted nowhere in the sandbox",
 		},
 		{
-			Name: "planted-secret-unreadable", Group: GroupBoundary, Expect: Deny, run: probePlantedSecret,
+			Name: "planted-secret-unreadable", Group: GroupBoundary, Expect: Deny, run: probePlantedSecret, shares: reading(mountTable),
 			Summary: "canary files and the canary variable planted outside are seen nowhere",
 		},
 		{
-			Name: "container-socket-absent", Group: GroupBoundary, Expect: Deny, run: probeContainerSocket,
+			Name: "container-socket-absent", Group: GroupBoundary, Expect: Deny, run: probeContainerSocket, shares: reading(mountTable),
 			Summary: "no docker, podman, containerd, cri-o, buildkit or kubelet socket is reachable",
 		},
 		{
@@ -34,14 +34,24 @@ func boundaryProbes() []Probe {
 			Summary: "no credential-shaped variable but the allowed ones",
 		},
 		{
-			Name: "internet-unreachable", Group: GroupBoundary, Expect: Deny, run: probeInternet,
+			Name: "internet-unreachable", Group: GroupBoundary, Expect: Deny, run: probeInternet, shares: reading(traceTarget | loopbackTCP),
 			Summary: "outside addresses have no route, so no packet leaves",
 		},
 		{
-			Name: "gateway-reachable", Group: GroupBoundary, Expect: Allow, run: probeGateway,
+			Name: "gateway-reachable", Group: GroupBoundary, Expect: Allow, run: probeGateway, shares: gatewayShares,
 			Summary: "positive control: the gateway, or a loopback listener, answers",
 		},
 	}
+}
+
+// gatewayShares: the gateway is reached through init's bridge (the ptrace
+// target's run state); without a gateway, the loopback control listens on
+// the sandbox's loopback.
+func gatewayShares(e *Env) (changes, reads resource) {
+	if e.Config.Targets.Gateway == "" {
+		return loopbackTCP, traceTarget
+	}
+	return 0, traceTarget
 }
 
 // visibleAt returns where mounts show hp: the inside paths at which hp itself

@@ -29,7 +29,7 @@ func filesystemProbes() []Probe {
 		},
 		fileReadProbe("kcore-unreadable", "/proc/kcore"),
 		{
-			Name: "proc-keys-unreadable", Group: GroupFilesystem, Expect: Deny, run: probeProcKeys,
+			Name: "proc-keys-unreadable", Group: GroupFilesystem, Expect: Deny, run: probeProcKeys, shares: reading(mountTable),
 			Summary: "/proc/keys is masked or unreadable",
 		},
 		{

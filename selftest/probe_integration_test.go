@@ -170,12 +170,7 @@ func TestProbesDenyConfined(t *testing.T) {
 	// no target the probes fall back to route lookups, which send nothing.
 	w.cfg.Targets.Internet, w.cfg.Targets.Metadata = nil, nil
 	w.cfg.Kernel = HostKernel(false) // the host kernel, as planned
-	cfg, _ := json.Marshal(w.cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = []string{helperEnv + "=confine", "PATH=/usr/bin:/bin", "DOCKER_HOST=" + w.environ[3][len("DOCKER_HOST="):]}
-	cmd.Stdin, cmd.Stderr = bytes.NewReader(cfg), os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS}
-	out, err := cmd.Output()
+	out, err := runConfined(w.cfg, w.environ, false)
 	if err != nil {
 		t.Fatalf("helper: %v", err)
 	}
@@ -196,4 +191,84 @@ func TestProbesDenyConfined(t *testing.T) {
 	if n != len(Catalog()) {
 		t.Errorf("helper reported %d probes, the catalog has %d", n, len(Catalog()))
 	}
+}
+
+// runConfined runs every probe of cfg in the confined helper (see
+// confinedHelper), one at a time with serial, and returns its JSON lines.
+func runConfined(cfg InitConfig, environ []string, serial bool) ([]byte, error) {
+	b, _ := json.Marshal(cfg)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = []string{helperEnv + "=confine", "PATH=/usr/bin:/bin", "DOCKER_HOST=" + environ[3][len("DOCKER_HOST="):]}
+	if serial {
+		cmd.Env = append(cmd.Env, helperLimitEnv+"=1")
+	}
+	cmd.Stdin, cmd.Stderr = bytes.NewReader(b), os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS}
+	return cmd.Output()
+}
+
+// answers are each probe's decision and observation, in order.
+func answers(t *testing.T, run func(emit func(Result) error) error) []string {
+	t.Helper()
+	var out []string
+	if err := run(func(r Result) error {
+		out = append(out, r.Probe+": "+string(r.Decision)+" "+r.Observed)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameAnswers(t *testing.T, where string, serial, concurrent []string) {
+	t.Helper()
+	if len(serial) != len(concurrent) || len(serial) != len(Catalog()) {
+		t.Fatalf("%s: %d results one at a time, %d at once, the catalog has %d", where, len(serial), len(concurrent), len(Catalog()))
+	}
+	for i := range serial {
+		if serial[i] != concurrent[i] {
+			t.Errorf("%s: one at a time %q, at once %q", where, serial[i], concurrent[i])
+		}
+	}
+}
+
+// TestProbesConcurrentAnswerAsSerialAsRoot: the probes run at once (Run)
+// answer as they do one after the other, probe by probe, both as root on
+// the host, where most of them succeed at what they try (setns, ptrace of
+// the target, the clones, mknod, prlimit), and in the confined helper,
+// where they are refused.
+func TestProbesConcurrentAnswerAsSerialAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	w := plant(t)
+	w.cfg.Kernel = HostKernel(false)
+	e := &Env{Config: &w.cfg, Proc: "/proc", Environ: w.environ}
+	probes, err := Selected(&w.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		serial := answers(t, func(emit func(Result) error) error {
+			return runProbes(context.Background(), e, probes, 1, emit)
+		})
+		concurrent := answers(t, func(emit func(Result) error) error { return Run(context.Background(), e, emit) })
+		sameAnswers(t, "as root", serial, concurrent)
+	}
+	w.cfg.Targets.Internet, w.cfg.Targets.Metadata = nil, nil
+	confined := func(serial bool) func(func(Result) error) error {
+		return func(emit func(Result) error) error {
+			out, err := runConfined(w.cfg, w.environ, serial)
+			if err != nil {
+				return err
+			}
+			for dec := json.NewDecoder(bytes.NewReader(out)); dec.More(); {
+				var r Result
+				if err := dec.Decode(&r); err != nil {
+					return err
+				}
+				_ = emit(r)
+			}
+			return nil
+		}
+	}
+	sameAnswers(t, "confined", answers(t, confined(true)), answers(t, confined(false)))
 }

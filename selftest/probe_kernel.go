@@ -17,9 +17,9 @@ import (
 // it at once (an fd it closes, a node in a temporary directory it removes).
 func kernelProbes() []Probe {
 	return []Probe{
-		sysProbe("mount-tmpfs-denied", "/", "mount(2) of a tmpfs with an invalid option", callMount, unix.EINVAL),
+		sharing(changing(mountTable), sysProbe("mount-tmpfs-denied", "/", "mount(2) of a tmpfs with an invalid option", callMount, unix.EINVAL)),
 		sysProbe("fsopen-denied", "tmpfs", "fsopen(2) of a tmpfs context (new mount API)", callFsopen),
-		sysProbe("umount-denied", "/proc/self/fdinfo", "umount2(2) of a directory that is no mount point", callUmount, unix.EINVAL),
+		sharing(changing(mountTable), sysProbe("umount-denied", "/proc/self/fdinfo", "umount2(2) of a directory that is no mount point", callUmount, unix.EINVAL)),
 		sysProbe("pivot-root-denied", "NULL", "pivot_root(2) with NULL paths", callPivotRoot, unix.EFAULT),
 		cloneProbe("unshare-user-denied", cloneNewUser, "a child in a new user namespace"),
 		cloneProbe("unshare-mount-denied", cloneNewNS, "a child in a new mount namespace"),
@@ -39,7 +39,7 @@ func kernelProbes() []Probe {
 			Summary: "open_by_handle_at(2) of a handle of its own root",
 		},
 		{
-			Name: "ptrace-pid1-denied", Group: GroupKernel, Expect: Deny, run: probePtrace,
+			Name: "ptrace-pid1-denied", Group: GroupKernel, Expect: Deny, run: probePtrace, shares: changing(traceTarget),
 			Summary: "ptrace(2) PTRACE_SEIZE of PID 1, detached at once",
 		},
 		{
@@ -71,6 +71,12 @@ func sysProbe(name, target, summary string, call func() error, reached ...unix.E
 		d, o := decideSyscall(call(), reached...)
 		return outcome{target: target, decision: d, observed: o, detail: summary + ": " + o}
 	}}
+}
+
+// sharing sets p's shares.
+func sharing(shares func(*Env) (resource, resource), p Probe) Probe {
+	p.shares = shares
+	return p
 }
 
 // closeOnSuccess closes the fd a successful call returned.

@@ -51,16 +51,22 @@ func callUmount() error { return unix.Unmount("/proc/self/fdinfo", 0) }
 func callPivotRoot() error { _, err := rawSyscall(unix.SYS_PIVOT_ROOT, 0, 0); return err }
 
 // callSetns: joining the namespace one is in needs CAP_SYS_ADMIN and changes
-// nothing; the thread is locked so that only it is involved.
+// nothing; the thread is locked so that only it is involved, and where the
+// call works it stays locked, so that Go retires the thread with the
+// probe's goroutine (Run) and no other probe runs on it.
 func callSetns() error {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
+		runtime.UnlockOSThread()
 		return errors.Join(errors.New("open own netns"), err)
 	}
 	defer unix.Close(fd)
-	return unix.Setns(fd, unix.CLONE_NEWNET)
+	err = unix.Setns(fd, unix.CLONE_NEWNET)
+	if err != nil {
+		runtime.UnlockOSThread()
+	}
+	return err
 }
 
 // callKeyctl: without create, a missing thread keyring is ENOKEY and nothing

@@ -31,7 +31,7 @@ func networkProbes() []Probe {
 			Summary: "no resolver answers",
 		},
 		{
-			Name: "host-loopback-unreachable", Group: GroupNetwork, Expect: Deny, run: probeHostLoopback,
+			Name: "host-loopback-unreachable", Group: GroupNetwork, Expect: Deny, run: probeHostLoopback, shares: reading(loopbackTCP),
 			Summary: "the launcher's canary on the host's 127.0.0.1 is not reached",
 		},
 		{
@@ -39,7 +39,7 @@ func networkProbes() []Probe {
 			Summary: "the launcher's canary abstract unix socket is not reached",
 		},
 		{
-			Name: "metadata-unreachable", Group: GroupNetwork, Expect: Deny, run: probeMetadata,
+			Name: "metadata-unreachable", Group: GroupNetwork, Expect: Deny, run: probeMetadata, shares: reading(loopbackTCP),
 			Summary: "link-local cloud metadata endpoints have no route",
 		},
 	}

@@ -10,7 +10,7 @@ import (
 func processProbes() []Probe {
 	return []Probe{
 		{
-			Name: "host-pids-invisible", Group: GroupProcess, Expect: Deny, run: probeHostPIDs,
+			Name: "host-pids-invisible", Group: GroupProcess, Expect: Deny, run: probeHostPIDs, shares: reading(mountTable),
 			Summary: "the process has its own PID namespace and no procfs of another one is mounted",
 		},
 		{

@@ -28,7 +28,7 @@ func statusProbes() []Probe {
 			Summary: "the process is in a user namespace that does not map host root",
 		},
 		{
-			Name: "setuid-gain-denied", Group: GroupKernel, Expect: Deny, run: probeSetuid,
+			Name: "setuid-gain-denied", Group: GroupKernel, Expect: Deny, run: probeSetuid, shares: reading(mountTable),
 			Summary: "no setuid-root binary can raise privileges",
 		},
 	}

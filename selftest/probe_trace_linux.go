@@ -9,10 +9,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// seizeAndDetach is the tracer on a locked thread; where the seize works,
+// the thread stays locked, so that Go retires it with the probe's
+// goroutine (Run) and no other probe runs on a thread that was a tracer.
 func seizeAndDetach(pid int) error {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	if _, err := rawSyscall(unix.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(pid), 0, 0); err != nil {
+		runtime.UnlockOSThread()
 		return err
 	}
 	if _, err := rawSyscall(unix.SYS_PTRACE, unix.PTRACE_INTERRUPT, uintptr(pid), 0, 0); err == nil {
