@@ -40,13 +40,22 @@ func initMain() int {
 	if os.Getpid() != 1 {
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
+	// The probe process starts first, before the configuration is read:
+	// its Go start-up overlaps init's own work until the probes can begin.
+	// Who it becomes and what it runs it is told once the bridge is up.
+	probes, probeErr := spawnProbes()
 	cfg, err := receiveConfig(conn)
 	if err != nil {
+		probes.kill()
 		return fail(selftest.ExitInitFailed, "config", err)
 	}
 	watch := watchLauncher(conn)
 	if err := startBridge(cfg.Bridge); err != nil {
+		probes.kill()
 		return fail(selftest.ExitInitFailed, "gateway bridge", err)
+	}
+	if probeErr == nil {
+		probeErr = probes.request(cfg)
 	}
 	// The agent's starter becomes the agent while the probes run: both are
 	// children started the same way, neither sees the other's fds, and the
@@ -58,7 +67,7 @@ func initMain() int {
 		s, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0), cfg.Agent.Protect)
 		starting <- startResult{s, err}
 	}()
-	if err := runProbes(conn, cfg); err != nil {
+	if err := runProbes(conn, cfg, probes, probeErr); err != nil {
 		if r := <-starting; r.s != nil {
 			r.s.kill()
 		}
@@ -150,19 +159,24 @@ func receiveConfig(conn *selftest.Conn) (selftest.InitConfig, error) {
 	return *m.Config, m.Config.Validate()
 }
 
-// runProbes runs the probes in a child (a starter that runs them itself
-// once it has become the agent, see probeInPlace) with the agent's
-// environment and directory, so that they stand where the agent will:
-// another uid than init, not PID 1, a child of init. Every selected probe that the child does not report on is
-// sent as UNKNOWN.
-func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
+// runProbes relays the results of the probe process (a starter that runs
+// the probes itself once it has become the agent, see probeInPlace), which
+// has the agent's environment and directory, so that they stand where the
+// agent will: another uid than init, not PID 1, a child of init. Every
+// selected probe that the child does not report on is sent as UNKNOWN,
+// with startErr when the child could not be started or told.
+func runProbes(conn *selftest.Conn, cfg selftest.InitConfig, child *probeProcess, startErr error) error {
 	probes, err := selftest.Selected(&cfg)
 	if err != nil {
+		child.kill()
 		return err
 	}
-	seen, err := probeChild(cfg, func(r selftest.Result) error {
-		return conn.Send(selftest.Message{Type: selftest.MsgResult, Result: &r})
-	})
+	seen, err := map[string]bool{}, startErr
+	if err == nil {
+		err = child.results(seen, func(r selftest.Result) error {
+			return conn.Send(selftest.Message{Type: selftest.MsgResult, Result: &r})
+		})
+	}
 	for _, p := range probes {
 		if !seen[p.Name] {
 			r := selftest.NoResult(p, cfg.RunID, err)
@@ -174,44 +188,85 @@ func runProbes(conn *selftest.Conn, cfg selftest.InitConfig) error {
 	return nil
 }
 
-func probeChild(cfg selftest.InitConfig, emit func(selftest.Result) error) (map[string]bool, error) {
-	seen := map[string]bool{}
+// probeProcess is the probe process: a starter whose stdout init reads.
+type probeProcess struct {
+	s      *starter
+	out    *os.File
+	killed bool
+}
+
+// spawnProbes starts the probe process with init's own environment (the
+// sandbox's process environment, which the launcher sets to the agent's;
+// the probes get the configuration's in their request). Its stdin is a
+// pipe at its end, as the probe program left it once it had read its
+// configuration there.
+func spawnProbes() (*probeProcess, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return seen, err
+		return nil, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
-		return seen, err
+		return nil, err
 	}
-	defer outR.Close()
-	env := agentEnv(cfg)
-	s, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, env, [3]uintptr{inR.Fd(), outW.Fd(), 2}, false, nil)
+	s, err := spawn(os.Environ(), [3]uintptr{inR.Fd(), outW.Fd(), 2}, false, nil)
 	inR.Close()
+	inW.Close()
 	outW.Close()
 	if err != nil {
-		inW.Close()
-		return seen, err
+		outR.Close()
+		return nil, err
 	}
-	// The probes' stdin is a pipe at its end, as the probe program left it
-	// once it had read its configuration there; they get it in the request.
-	inW.Close()
-	st := s.exec(execRequest{Probes: &cfg, Env: env, Dir: cfg.Agent.Dir})
-	if st.Error != "" {
-		reapPid(s.pid)
-		return seen, errors.New(st.Error)
+	return &probeProcess{s: s, out: outR}, nil
+}
+
+// request tells the probe process who to become and which probes to run,
+// both at once: it reads the second once it is the agent.
+func (p *probeProcess) request(cfg selftest.InitConfig) error {
+	err := p.s.send(becomeRequest{User: cfg.Agent.User, Seccomp: cfg.Agent.Seccomp})
+	if err == nil {
+		err = p.s.send(execRequest{Probes: &cfg, Env: agentEnv(cfg), Dir: cfg.Agent.Dir})
 	}
-	err = selftest.ReadResults(outR, seen, emit)
+	p.s.req.Close()
 	if err != nil {
-		_ = unix.Kill(s.pid, unix.SIGKILL)
+		p.kill()
+		return fmt.Errorf("tell the probe process its work: %w", err)
 	}
-	ws := reapPid(s.pid)
+	return nil
+}
+
+// results waits for the probe process to become the agent and begin, and
+// hands each result line it prints to emit (seen records them).
+func (p *probeProcess) results(seen map[string]bool, emit func(selftest.Result) error) error {
+	defer p.out.Close()
+	if err := p.s.awaitReady(); err != nil {
+		return err
+	}
+	if st := p.s.awaitExec(); st.Error != "" {
+		reapPid(p.s.pid)
+		return errors.New(st.Error)
+	}
+	err := selftest.ReadResults(p.out, seen, emit)
+	if err != nil {
+		_ = unix.Kill(p.s.pid, unix.SIGKILL)
+	}
+	ws := reapPid(p.s.pid)
 	if err == nil && !(ws.Exited() && ws.ExitStatus() <= 1) {
 		err = fmt.Errorf("the probe process ended with %v", ws) // 1 means some probe failed, which the results say
 	}
-	return seen, err
+	return err
+}
+
+// kill ends the probe process, if there is one still to end.
+func (p *probeProcess) kill() {
+	if p == nil || p.killed {
+		return
+	}
+	p.killed = true
+	p.s.kill()
+	p.out.Close()
 }
 
 // awaitGo waits for the launcher's go when the config asks for it.

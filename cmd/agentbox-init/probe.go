@@ -39,6 +39,11 @@ func probeMain(in io.Reader, out, errw io.Writer, names string, asJSON bool) int
 // printProbes runs the probes cfg selects and prints their results: exit 0
 // when every probe passed, 1 when one did not.
 func printProbes(cfg selftest.InitConfig, out, errw io.Writer, asJSON bool) int {
+	return printResults(selftest.NewEnv(&cfg), out, errw, asJSON)
+}
+
+// printResults is printProbes in the Env e.
+func printResults(e *selftest.Env, out, errw io.Writer, asJSON bool) int {
 	bw := bufio.NewWriter(out)
 	defer bw.Flush()
 	failed := false
@@ -47,7 +52,7 @@ func printProbes(cfg selftest.InitConfig, out, errw io.Writer, asJSON bool) int 
 		print, flush = printJSON(bw), bw.Flush
 	}
 	defer func() { _ = flush() }()
-	err := selftest.Run(context.Background(), selftest.NewEnv(&cfg), func(r selftest.Result) error {
+	err := selftest.Run(context.Background(), e, func(r selftest.Result) error {
 		failed = failed || !r.Passed()
 		return print(r)
 	})

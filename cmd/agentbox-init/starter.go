@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,6 +24,9 @@ import (
 // Init writes two JSON lines on the child's fd 3: a becomeRequest, which
 // the child answers on fd 4 with an execStatus ("ready", or an error), and
 // then an execRequest, or EOF when nothing is to be started. The child
+// reads the second only once it is the agent, so init may write both at
+// once (it does for the probe process, which it starts before it has the
+// configuration). The child
 // confines itself with the request's Landlock plan, reports that, and
 // executes the program; the exec closes fd 4 (close-on-exec), and a failed
 // exec is one more execStatus. Between "ready" and the request the child
@@ -75,6 +80,23 @@ type starter struct {
 // becomes its foreground group and its owner. With protect, the child starts
 // in a mount namespace of its own and makes those binds first.
 func startAs(u *selftest.Credential, filter []byte, env []string, stdio [3]uintptr, tty bool, protect *selftest.Protect) (*starter, error) {
+	s, err := spawn(env, stdio, tty, protect)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.send(becomeRequest{User: u, Terminal: tty, Seccomp: filter, Protect: protect}); err != nil {
+		s.kill()
+		return nil, fmt.Errorf("tell the child who to become: %w", err)
+	}
+	if err := s.awaitReady(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// spawn starts the child (see startAs), which then waits to be told who
+// to become: its Go start-up can overlap what init does meanwhile.
+func spawn(env []string, stdio [3]uintptr, tty bool, protect *selftest.Protect) (*starter, error) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -100,31 +122,43 @@ func startAs(u *selftest.Credential, filter []byte, env []string, stdio [3]uintp
 		return nil, fmt.Errorf("start a child: %w", err)
 	}
 	tree.add(pid)
-	s := &starter{pid: pid, req: reqW, status: json.NewDecoder(stR), close: func() { stR.Close() }}
-	if err := json.NewEncoder(reqW).Encode(becomeRequest{User: u, Terminal: tty, Seccomp: filter, Protect: protect}); err != nil {
-		s.kill()
-		return nil, fmt.Errorf("tell the child who to become: %w", err)
-	}
+	return &starter{pid: pid, req: reqW, status: json.NewDecoder(stR), close: func() { stR.Close() }}, nil
+}
+
+// send writes one request line to the child; a child that is gone makes it
+// fail, and its status says why.
+func (s *starter) send(v any) error { return json.NewEncoder(s.req).Encode(v) }
+
+// awaitReady waits for the child's answer to its becomeRequest; a child
+// that failed is collected and its error returned.
+func (s *starter) awaitReady() error {
 	var st execStatus
 	if err := s.status.Decode(&st); err != nil || !st.Ready {
 		s.kill()
 		if st.Error == "" {
 			st.Error = fmt.Sprintf("the child exited without a word (%v)", err)
 		}
-		return nil, errors.New(st.Error)
+		return errors.New(st.Error)
 	}
-	return s, nil
+	return nil
 }
 
 // exec hands the child its program and returns once the program runs (the
 // status pipe closed after the last status) or the child failed.
 func (s *starter) exec(r execRequest) execStatus {
-	defer s.close()
-	err := json.NewEncoder(s.req).Encode(r)
+	err := s.send(r)
 	s.req.Close()
 	if err != nil {
+		s.close()
 		return execStatus{Error: "send the program: " + err.Error(), Code: selftest.ExitInitFailed}
 	}
+	return s.awaitExec()
+}
+
+// awaitExec reads the child's statuses after its request, until the exec
+// closes the pipe, and returns the last (or why there was none).
+func (s *starter) awaitExec() execStatus {
+	defer s.close()
 	st := execStatus{Error: "the child exited without a word", Code: selftest.ExitCannotExec}
 	for {
 		var m execStatus
@@ -217,12 +251,33 @@ func probeInPlace(req execRequest, status *json.Encoder, closePipes func()) int 
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
 		return fail(selftest.ExitInitFailed, "make the probe process dumpable, as an exec would: %v", err)
 	}
+	// It was started before init had the configuration, with init's own
+	// environment (the same, from the launcher's spec); the probes judge
+	// the request's, and the process has it too, as an exec with it would
+	// have given it (for a name set twice, the first value).
+	if !slices.Equal(os.Environ(), req.Env) {
+		setEnviron(req.Env)
+	}
 	if err := status.Encode(execStatus{}); err != nil {
 		closePipes()
 		return selftest.ExitInitFailed
 	}
 	closePipes()
-	return printProbes(cfg, os.Stdout, os.Stderr, true)
+	e := selftest.NewEnv(&cfg)
+	e.Environ = req.Env
+	return printResults(e, os.Stdout, os.Stderr, true)
+}
+
+// setEnviron makes env the process's environment.
+func setEnviron(env []string) {
+	os.Clearenv()
+	set := map[string]bool{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && !set[k] {
+			set[k] = true
+			_ = os.Setenv(k, v)
+		}
+	}
 }
 
 // execProgram changes into the program's directory, finds the program,
