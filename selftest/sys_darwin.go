@@ -144,3 +144,11 @@ func readMounts(string) ([]Mount, error) {
 	}
 	return out, nil
 }
+
+// noNewPrivsThisThread: darwin has no no_new_privs, and no Landlock
+// ruleset to enforce after it (PrepareLandlock prepares none there).
+func noNewPrivsThisThread() error { return errNotLinux }
+
+func closeFD(fd int) error { return unix.Close(fd) }
+
+func restrictSelf(int, uint32) error { return errNotLinux }

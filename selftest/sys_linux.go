@@ -64,3 +64,11 @@ func errnoOf(err error) unix.Errno {
 	}
 	return 0
 }
+
+// noNewPrivsThisThread sets no_new_privs on the calling thread.
+func noNewPrivsThisThread() error { return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }
+
+func closeFD(fd int) error { return unix.Close(fd) }
+
+// restrictSelf enforces a Landlock ruleset on the calling thread.
+func restrictSelf(fd int, flags uint32) error { return llsys.LandlockRestrictSelf(fd, flags) }

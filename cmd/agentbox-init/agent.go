@@ -15,21 +15,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startAgent hands the waiting starter the agent's command: the starter,
-// already the agent's uid in its own process group (the terminal's
-// foreground one), applies the Landlock plan to itself and then executes the
-// agent. Only the agent is confined, in one Landlock domain, and init stays
+// agentRequest is the agent's command as its starter gets it.
+func agentRequest(c selftest.Command, plan *selftest.LandlockPlan) execRequest {
+	return execRequest{Args: c.Args, Env: c.Env, Dir: c.Dir, Landlock: plan}
+}
+
+// startAgent has the waiting starter start the agent's command, which it
+// got ahead (starter.hold) and prepared: the starter, already the agent's
+// uid in its own process group (the terminal's foreground one), applies the
+// Landlock rulesets it made to itself and then executes the agent. Only the agent is confined, in one Landlock domain, and init stays
 // outside it so that it can always signal the agent. (Confining init instead
 // puts each of its threads in a domain of its own, and signal scoping then
 // refuses init's signals to the agent.) It returns the agent's Landlock
 // status, or the exit code init should use when it fails.
-func startAgent(s *starter, c selftest.Command, plan *selftest.LandlockPlan) (selftest.LandlockStatus, int, error) {
+func startAgent(s *starter, c selftest.Command) (selftest.LandlockStatus, int, error) {
 	var none selftest.LandlockStatus
 	if len(c.Args) == 0 {
 		s.kill()
 		return none, selftest.ExitCannotExec, errors.New("the config names no agent command (agent.args)")
 	}
-	st := s.exec(execRequest{Args: c.Args, Env: c.Env, Dir: c.Dir, Landlock: plan})
+	st := s.start()
 	if st.Error != "" {
 		reapPid(s.pid)
 		return none, st.Code, errors.New(st.Error)

@@ -65,6 +65,13 @@ func initMain() int {
 	starting := make(chan startResult, 1)
 	go func() {
 		s, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0), cfg.Agent.Protect)
+		if err == nil && len(cfg.Agent.Args) > 0 {
+			// It prepares the agent's start (directory, path, Landlock
+			// rulesets) while the probes run, and executes it at the go.
+			if err = s.hold(agentRequest(cfg.Agent, cfg.Landlock)); err != nil {
+				s.kill()
+			}
+		}
 		starting <- startResult{s, err}
 	}()
 	if err := runProbes(conn, cfg, probes, probeErr); err != nil {
@@ -100,7 +107,7 @@ func initMain() int {
 		return 0 // a probe-only run (agentbox selftest): nothing to start
 	}
 	sup := newSupervisor()
-	ll, code, err := startAgent(agent, cfg.Agent, cfg.Landlock)
+	ll, code, err := startAgent(agent, cfg.Agent)
 	if err != nil {
 		return fail(code, "start agent", err)
 	}

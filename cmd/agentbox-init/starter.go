@@ -48,13 +48,22 @@ type becomeRequest struct {
 
 // execRequest is the program the child executes: Args[0] is looked up in
 // the PATH of Env when it has no slash. With Probes instead, the child
-// runs the probes of that configuration itself (see probeInPlace).
+// runs the probes of that configuration itself (see probeInPlace). With
+// Hold, the child prepares everything (the directory, the path, the
+// Landlock rulesets) and then waits for a startLine before it confines
+// itself and executes the program.
 type execRequest struct {
 	Args     []string               `json:"args"`
 	Env      []string               `json:"env"`
 	Dir      string                 `json:"dir,omitempty"`
 	Landlock *selftest.LandlockPlan `json:"landlock,omitempty"`
 	Probes   *selftest.InitConfig   `json:"probes,omitempty"`
+	Hold     bool                   `json:"hold,omitempty"`
+}
+
+// startLine is init's word to a held child: execute the program now.
+type startLine struct {
+	Start bool `json:"start"`
 }
 
 // execStatus is one report of the child.
@@ -143,18 +152,6 @@ func (s *starter) awaitReady() error {
 	return nil
 }
 
-// exec hands the child its program and returns once the program runs (the
-// status pipe closed after the last status) or the child failed.
-func (s *starter) exec(r execRequest) execStatus {
-	err := s.send(r)
-	s.req.Close()
-	if err != nil {
-		s.close()
-		return execStatus{Error: "send the program: " + err.Error(), Code: selftest.ExitInitFailed}
-	}
-	return s.awaitExec()
-}
-
 // awaitExec reads the child's statuses after its request, until the exec
 // closes the pipe, and returns the last (or why there was none).
 func (s *starter) awaitExec() execStatus {
@@ -167,6 +164,29 @@ func (s *starter) awaitExec() execStatus {
 		}
 		st = m
 	}
+}
+
+// hold sends the child its program to prepare (execRequest.Hold); start
+// then has it executed.
+func (s *starter) hold(r execRequest) error {
+	r.Hold = true
+	if err := s.send(r); err != nil {
+		return fmt.Errorf("send the program: %w", err)
+	}
+	return nil
+}
+
+// start tells a held child to execute its program and returns once the
+// program runs (its status pipe closed after the last status) or the
+// child failed.
+func (s *starter) start() execStatus {
+	err := s.send(startLine{Start: true})
+	s.req.Close()
+	if err != nil {
+		s.close()
+		return execStatus{Error: "start the program: " + err.Error(), Code: selftest.ExitInitFailed}
+	}
+	return s.awaitExec()
 }
 
 // cancel tells the child that nothing is to be started; it exits 0.
@@ -219,7 +239,7 @@ func execAgentMain() int {
 	if req.Probes != nil {
 		return probeInPlace(req, status, func() { reqFile.Close(); statusFile.Close() })
 	}
-	return execProgram(req, status)
+	return execProgram(req, in, status)
 }
 
 // probeInPlace runs the probes of req.Probes in this process, which has
@@ -281,28 +301,55 @@ func setEnviron(env []string) {
 }
 
 // execProgram changes into the program's directory, finds the program,
-// applies its Landlock plan and executes it; it returns only on failure.
-func execProgram(req execRequest, status *json.Encoder) int {
-	if len(req.Args) == 0 {
-		_ = status.Encode(execStatus{Error: "no program to execute", Code: selftest.ExitCannotExec})
-		return selftest.ExitCannotExec
+// prepares its Landlock rulesets, and then (with req.Hold, once init's
+// startLine comes; EOF instead means nothing is to be started) enforces
+// them on this thread and executes the program. It returns only on
+// failure; a failure of the preparation is reported only when the start
+// comes, as it was when all of it happened then, so that the child stays
+// parked for the host's verification either way.
+func execProgram(req execRequest, in *json.Decoder, status *json.Encoder) int {
+	path, ll, failed := prepareProgram(req)
+	if req.Hold {
+		var start startLine
+		if err := in.Decode(&start); err != nil || !start.Start {
+			if ll != nil {
+				ll.Close()
+			}
+			return 0 // nothing to start (an abort)
+		}
 	}
-	if err := os.Chdir(dirOrRoot(req.Dir)); err != nil {
-		_ = status.Encode(execStatus{Error: "change into the agent's directory: " + err.Error(), Code: selftest.ExitCannotExec})
-		return selftest.ExitCannotExec
+	if failed != nil {
+		_ = status.Encode(*failed)
+		return failed.Code
 	}
-	path, err := lookPath(req.Args[0], req.Env)
-	if err != nil {
-		_ = status.Encode(execStatus{Error: err.Error(), Code: selftest.ExitNotFound})
-		return selftest.ExitNotFound
-	}
-	ll, err := selftest.ApplyLandlock(req.Landlock)
-	if err != nil {
+	if err := ll.Enforce(); err != nil {
 		_ = status.Encode(execStatus{Error: "landlock: " + err.Error(), Code: selftest.ExitInitFailed})
 		return selftest.ExitInitFailed
 	}
-	_ = status.Encode(execStatus{Landlock: ll})
-	err = syscall.Exec(path, req.Args, req.Env)
+	_ = status.Encode(execStatus{Landlock: ll.Status})
+	err := syscall.Exec(path, req.Args, req.Env)
 	_ = status.Encode(execStatus{Error: fmt.Sprintf("exec %s: %v", path, err), Code: selftest.ExitCannotExec})
 	return selftest.ExitCannotExec
+}
+
+// prepareProgram is what execProgram does before the start: the
+// directory, the program's path and the Landlock rulesets, or the status
+// that says why the program cannot be started.
+func prepareProgram(req execRequest) (string, *selftest.PreparedLandlock, *execStatus) {
+	if len(req.Args) == 0 {
+		return "", nil, &execStatus{Error: "no program to execute", Code: selftest.ExitCannotExec}
+	}
+	if err := os.Chdir(dirOrRoot(req.Dir)); err != nil {
+		return "", nil, &execStatus{Error: "change into the agent's directory: " + err.Error(), Code: selftest.ExitCannotExec}
+	}
+	path, err := lookPath(req.Args[0], req.Env)
+	if err != nil {
+		return "", nil, &execStatus{Error: err.Error(), Code: selftest.ExitNotFound}
+	}
+	ll, err := selftest.PrepareLandlock(req.Landlock)
+	if err != nil {
+		ll.Close()
+		return "", nil, &execStatus{Error: "landlock: " + err.Error(), Code: selftest.ExitInitFailed}
+	}
+	return path, ll, nil
 }
