@@ -210,6 +210,41 @@ func TestInitAbortAndMissingAgent(t *testing.T) {
 	}
 }
 
+// TestMissingAgentWaitsForTheGo: the agent's starter prepares its start
+// while the probes run, but a program it cannot find is reported only at
+// the go, as before; until then the starter stays parked for the host's
+// verification (alive, not a zombie).
+func TestMissingAgentWaitsForTheGo(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := buildInit(t)
+	l, cmd := startInit(t, bin, selftest.InitConfig{
+		Version: selftest.ProtocolVersion, Probes: []string{}, WaitGo: true,
+		Agent: selftest.Command{Args: []string{"no-such-agent-xyz"}, Env: []string{"PATH=/usr/bin"}},
+	})
+	if _, err := l.Results(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	pid := l.AgentPID()
+	time.Sleep(100 * time.Millisecond) // time for a starter that failed its preparation to exit
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("the agent's starter %d is gone before the go: %v", pid, err)
+	}
+	if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) == 0 || f[0] == "Z" {
+		t.Fatalf("the agent's starter %d exited before the go: %s", pid, stat)
+	}
+	if err := l.Go(); err != nil {
+		t.Fatal(err)
+	}
+	var ie *selftest.InitError
+	if _, err := l.Started(ctx(t)); !errors.As(err, &ie) || !strings.Contains(ie.Reason, "not found") {
+		t.Errorf("missing agent: %v", err)
+	}
+	if code := exitCode(t, cmd); code != selftest.ExitNotFound {
+		t.Errorf("missing agent: init exited %d", code)
+	}
+}
+
 func TestProbeMode(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := buildInit(t)
