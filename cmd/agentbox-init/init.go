@@ -55,7 +55,7 @@ func initMain() int {
 		return fail(selftest.ExitInitFailed, "gateway bridge", err)
 	}
 	if probeErr == nil {
-		probeErr = probes.request(cfg)
+		probes.request(cfg)
 	}
 	// The agent's starter becomes the agent while the probes run: both are
 	// children started the same way, neither sees the other's fds, and the
@@ -197,9 +197,10 @@ func runProbes(conn *selftest.Conn, cfg selftest.InitConfig, child *probeProcess
 
 // probeProcess is the probe process: a starter whose stdout init reads.
 type probeProcess struct {
-	s      *starter
-	out    *os.File
-	killed bool
+	s       *starter
+	out     *os.File
+	sendErr error
+	killed  bool
 }
 
 // spawnProbes starts the probe process with init's own environment (the
@@ -230,18 +231,15 @@ func spawnProbes() (*probeProcess, error) {
 }
 
 // request tells the probe process who to become and which probes to run,
-// both at once: it reads the second once it is the agent.
-func (p *probeProcess) request(cfg selftest.InitConfig) error {
-	err := p.s.send(becomeRequest{User: cfg.Agent.User, Seccomp: cfg.Agent.Seccomp})
-	if err == nil {
-		err = p.s.send(execRequest{Probes: &cfg, Env: agentEnv(cfg), Dir: cfg.Agent.Dir})
+// both at once: it reads the second once it is the agent. A write that
+// fails (the child is gone) is reported by results, after the child's own
+// word on why, if it left one.
+func (p *probeProcess) request(cfg selftest.InitConfig) {
+	p.sendErr = p.s.send(becomeRequest{User: cfg.Agent.User, Seccomp: cfg.Agent.Seccomp})
+	if p.sendErr == nil {
+		p.sendErr = p.s.send(execRequest{Probes: &cfg, Env: agentEnv(cfg), Dir: cfg.Agent.Dir})
 	}
 	p.s.req.Close()
-	if err != nil {
-		p.kill()
-		return fmt.Errorf("tell the probe process its work: %w", err)
-	}
-	return nil
 }
 
 // results waits for the probe process to become the agent and begin, and
@@ -250,6 +248,10 @@ func (p *probeProcess) results(seen map[string]bool, emit func(selftest.Result) 
 	defer p.out.Close()
 	if err := p.s.awaitReady(); err != nil {
 		return err
+	}
+	if p.sendErr != nil {
+		p.kill()
+		return fmt.Errorf("tell the probe process its work: %w", p.sendErr)
 	}
 	if st := p.s.awaitExec(); st.Error != "" {
 		reapPid(p.s.pid)

@@ -245,6 +245,34 @@ func TestMissingAgentWaitsForTheGo(t *testing.T) {
 	}
 }
 
+// TestProbeProcessFailureIsReported: the probe process is told who to
+// become and what to run in one go; when becoming the agent fails, each
+// probe is reported UNKNOWN with the child's own reason, not the broken
+// pipe of init's second write.
+func TestProbeProcessFailureIsReported(t *testing.T) {
+	testutil.RequireRoot(t)
+	bin := buildInit(t)
+	l, cmd := startInit(t, bin, selftest.InitConfig{
+		Version: selftest.ProtocolVersion, Probes: []string{"no-new-privs", "environment-is-clean"},
+		Agent: selftest.Command{
+			Args: []string{"true"}, Env: []string{"PATH=/usr/bin"},
+			User: &selftest.Credential{UID: 65534, GID: 65534}, Seccomp: []byte{1, 2, 3},
+		},
+	})
+	results, err := l.Results(ctx(t))
+	if len(results) != 2 {
+		t.Fatalf("%d results (%v), want 2", len(results), err)
+	}
+	for _, r := range results {
+		if r.Decision != selftest.Unknown || !strings.Contains(r.Detail, "seccomp filter of 3 bytes") {
+			t.Errorf("%s: %s %s (%s), want UNKNOWN with the child's reason", r.Probe, r.Decision, r.Observed, r.Detail)
+		}
+	}
+	if code := exitCode(t, cmd); code != selftest.ExitInitFailed {
+		t.Errorf("init exited %d, want %d (the agent's starter fails the same way)", code, selftest.ExitInitFailed)
+	}
+}
+
 func TestProbeMode(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := buildInit(t)
