@@ -183,16 +183,28 @@ const Parallelism = 8
 //     closes, and none changes process-wide state (cwd, root, limits,
 //     credentials) even where the kernel allows its call.
 func Run(ctx context.Context, e *Env, emit func(Result) error) error {
+	return RunBatched(ctx, e, emit, nil)
+}
+
+// RunBatched is Run that also calls idle (when not nil) whenever the next
+// result is not known yet, before it waits for it, and once after the
+// last: a caller that buffers what emit writes flushes there, so that
+// results known together leave together and none waits for a later one.
+func RunBatched(ctx context.Context, e *Env, emit func(Result) error, idle func() error) error {
 	probes, err := Selected(e.Config)
 	if err != nil {
 		return err
 	}
-	return runProbes(ctx, e, probes, Parallelism, emit)
+	return runProbes(ctx, e, probes, Parallelism, emit, idle)
 }
 
 // runProbes runs probes, at most limit at once (see Run), and emits
-// their results in order.
-func runProbes(ctx context.Context, e *Env, probes []Probe, limit int, emit func(Result) error) error {
+// their results in order, calling idle as RunBatched says.
+func runProbes(ctx context.Context, e *Env, probes []Probe, limit int, emit func(Result) error, idle func() error) error {
+	flush := func() error { return nil }
+	if idle != nil {
+		flush = idle
+	}
 	results := make([]Result, len(probes))
 	done := make([]chan struct{}, len(probes))
 	for i := range done {
@@ -221,14 +233,24 @@ func runProbes(ctx context.Context, e *Env, probes []Probe, limit int, emit func
 	for i, p := range probes {
 		select {
 		case <-done[i]:
-		case <-ctx.Done():
-			return ctx.Err()
+		default:
+			if err := flush(); err != nil {
+				return err
+			}
+			select {
+			case <-done[i]:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		if err := emit(results[i]); err != nil {
 			return fmt.Errorf("emit %s: %w", p.Name, err)
 		}
 	}
-	return nil
+	return flush()
 }
 
 // lockFor takes p's locks, in resource order: the write lock of each

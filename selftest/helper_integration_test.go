@@ -60,7 +60,7 @@ func confinedHelper() int {
 	if os.Getenv(helperLimitEnv) == "1" {
 		limit = 1
 	}
-	if err := runProbes(context.Background(), NewEnv(&cfg), probes, limit, func(r Result) error { return enc.Encode(r) }); err != nil {
+	if err := runProbes(context.Background(), NewEnv(&cfg), probes, limit, func(r Result) error { return enc.Encode(r) }, nil); err != nil {
 		return fail("run", err)
 	}
 	return 0

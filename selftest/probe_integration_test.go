@@ -248,7 +248,7 @@ func TestProbesConcurrentAnswerAsSerialAsRoot(t *testing.T) {
 	}
 	for range 3 {
 		serial := answers(t, func(emit func(Result) error) error {
-			return runProbes(context.Background(), e, probes, 1, emit)
+			return runProbes(context.Background(), e, probes, 1, emit, nil)
 		})
 		concurrent := answers(t, func(emit func(Result) error) error { return Run(context.Background(), e, emit) })
 		sameAnswers(t, "as root", serial, concurrent)

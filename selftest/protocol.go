@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -56,6 +57,9 @@ type Message struct {
 type Conn struct {
 	c net.Conn
 	r *bufio.Reader
+	// mu guards queued, the lines Queue holds until Flush or Send.
+	mu     sync.Mutex
+	queued []byte
 }
 
 // NewConn wraps f, one end of a unix stream socketpair. f stays owned by
@@ -68,13 +72,35 @@ func NewConn(f *os.File) (*Conn, error) {
 	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}, nil
 }
 
-// Send writes m as one line.
+// Send writes m as one line, after every line Queue holds.
 func (c *Conn) Send(m Message) error {
+	if err := c.Queue(m); err != nil {
+		return err
+	}
+	return c.Flush()
+}
+
+// Queue adds m as one line to what the next Flush or Send writes.
+func (c *Conn) Queue(m Message) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", m.Type, err)
 	}
-	_, err = c.c.Write(append(b, '\n'))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.queued = append(append(c.queued, b...), '\n')
+	return nil
+}
+
+// Flush writes the lines Queue holds, in one write.
+func (c *Conn) Flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queued) == 0 {
+		return nil
+	}
+	_, err := c.c.Write(c.queued)
+	c.queued = c.queued[:0]
 	return err
 }
 

@@ -2,8 +2,10 @@ package selftest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -20,19 +22,58 @@ import (
 // marks it in seen. A line that is no Result is skipped: the child is the
 // account's, and what it prints is judged, not trusted.
 func ReadResults(out io.Reader, seen map[string]bool, emit func(Result) error) error {
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	for sc.Scan() {
-		var r Result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || seen[r.Probe] {
-			continue
+	return ReadResultsBatched(out, seen, emit, nil)
+}
+
+// ReadResultsBatched is ReadResults that also calls idle (when not nil)
+// whenever it has handed on every line read so far and would wait for
+// more, and at the end: a caller that queues what emit sends flushes
+// there, so that results that arrived together leave together and none
+// waits for a later one.
+func ReadResultsBatched(out io.Reader, seen map[string]bool, emit func(Result) error, idle func() error) error {
+	flush := func() error { return nil }
+	if idle != nil {
+		flush = idle
+	}
+	br := bufio.NewReaderSize(out, 64<<10)
+	for {
+		line, err := readLine(br)
+		if len(line) > 0 {
+			var r Result
+			if json.Unmarshal(line, &r) == nil && !seen[r.Probe] {
+				seen[r.Probe] = true
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
 		}
-		seen[r.Probe] = true
-		if err := emit(r); err != nil {
+		switch {
+		case errors.Is(err, io.EOF):
+			return flush()
+		case err != nil:
 			return err
+		case br.Buffered() == 0:
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	return sc.Err()
+}
+
+// readLine reads one line of at most maxLine bytes, without its newline;
+// the last line may lack one (then io.EOF comes with it).
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > maxLine {
+			return nil, bufio.ErrTooLong
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return bytes.TrimSuffix(line, []byte("\n")), err
+		}
+	}
 }
 
 // NoResult is the UNKNOWN of a selected probe the probe process gave no

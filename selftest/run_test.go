@@ -33,7 +33,7 @@ func TestRunEmitsInOrder(t *testing.T) {
 	err := runProbes(context.Background(), testEnv(), probes, Parallelism, func(r Result) error {
 		got = append(got, r.Probe+"="+r.Observed)
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestRunOverlapsProbes(t *testing.T) {
 		if err := runProbes(context.Background(), testEnv(), probes, tc.limit, func(r Result) error {
 			got = append(got, r.Observed)
 			return nil
-		}); err != nil {
+		}, nil); err != nil {
 			t.Fatal(err)
 		}
 		// With one at a time the first waits alone; the second then
@@ -138,7 +138,7 @@ func TestRunKeepsChangersApart(t *testing.T) {
 		}
 	}
 	n := 0
-	if err := runProbes(context.Background(), testEnv(), probes, 4, func(Result) error { n++; return nil }); err != nil {
+	if err := runProbes(context.Background(), testEnv(), probes, 4, func(Result) error { n++; return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n != len(probes) {
@@ -193,7 +193,7 @@ func TestRunRetiresChangedThreads(t *testing.T) {
 			t.Errorf("%s: %s %s", r.Probe, r.Decision, r.Observed)
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,8 +207,44 @@ func TestRunStopsAtEmitError(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	n := 0
-	err := runProbes(context.Background(), testEnv(), probes, Parallelism, func(Result) error { n++; return boom })
+	err := runProbes(context.Background(), testEnv(), probes, Parallelism, func(Result) error { n++; return boom }, nil)
 	if !errors.Is(err, boom) || n != 1 {
 		t.Errorf("got %v after %d results, want boom after 1", err, n)
+	}
+}
+
+// TestRunBatchedFlushesWhenItWaits: idle comes before each wait for a
+// result not yet known, with every earlier result emitted, and once after
+// the last. Each probe here finishes only once idle has been called for
+// it, so Run waits for every one.
+func TestRunBatchedFlushesWhenItWaits(t *testing.T) {
+	release := make([]chan struct{}, 6)
+	var probes []Probe
+	for i := range release {
+		release[i] = make(chan struct{})
+		probes = append(probes, fakeProbe(fmt.Sprint("p", i), nil, func() outcome {
+			<-release[i]
+			return outcome{decision: Deny}
+		}))
+	}
+	var log []string
+	emitted, next := 0, 0
+	idle := func() error {
+		log = append(log, fmt.Sprint(emitted))
+		if next < len(release) {
+			close(release[next])
+			next++
+		}
+		return nil
+	}
+	err := runProbes(context.Background(), testEnv(), probes, Parallelism, func(Result) error {
+		emitted++
+		return nil
+	}, idle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(log), "[0 1 2 3 4 5 6]"; got != want {
+		t.Errorf("flushes after %s results, want %s", got, want)
 	}
 }

@@ -180,9 +180,11 @@ func runProbes(conn *selftest.Conn, cfg selftest.InitConfig, child *probeProcess
 	}
 	seen, err := map[string]bool{}, startErr
 	if err == nil {
+		// Results that arrived together leave together (Conn.Queue,
+		// flushed whenever the probe process has nothing more waiting).
 		err = child.results(seen, func(r selftest.Result) error {
-			return conn.Send(selftest.Message{Type: selftest.MsgResult, Result: &r})
-		})
+			return conn.Queue(selftest.Message{Type: selftest.MsgResult, Result: &r})
+		}, conn.Flush)
 	}
 	for _, p := range probes {
 		if !seen[p.Name] {
@@ -243,8 +245,9 @@ func (p *probeProcess) request(cfg selftest.InitConfig) {
 }
 
 // results waits for the probe process to become the agent and begin, and
-// hands each result line it prints to emit (seen records them).
-func (p *probeProcess) results(seen map[string]bool, emit func(selftest.Result) error) error {
+// hands each result line it prints to emit (seen records them), calling
+// flush whenever no further line is waiting.
+func (p *probeProcess) results(seen map[string]bool, emit func(selftest.Result) error, flush func() error) error {
 	defer p.out.Close()
 	if err := p.s.awaitReady(); err != nil {
 		return err
@@ -257,7 +260,7 @@ func (p *probeProcess) results(seen map[string]bool, emit func(selftest.Result) 
 		reapPid(p.s.pid)
 		return errors.New(st.Error)
 	}
-	err := selftest.ReadResults(p.out, seen, emit)
+	err := selftest.ReadResultsBatched(p.out, seen, emit, flush)
 	if err != nil {
 		_ = unix.Kill(p.s.pid, unix.SIGKILL)
 	}

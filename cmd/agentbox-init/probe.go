@@ -48,14 +48,17 @@ func printResults(e *selftest.Env, out, errw io.Writer, asJSON bool) int {
 	defer bw.Flush()
 	failed := false
 	print, flush := printTable(bw)
+	// JSON lines leave whenever the next result is not known yet: those
+	// known together in one write (selftest.RunBatched).
+	var idle func() error
 	if asJSON {
-		print, flush = printJSON(bw), bw.Flush
+		print, flush, idle = printJSON(bw), bw.Flush, bw.Flush
 	}
 	defer func() { _ = flush() }()
-	err := selftest.Run(context.Background(), e, func(r selftest.Result) error {
+	err := selftest.RunBatched(context.Background(), e, func(r selftest.Result) error {
 		failed = failed || !r.Passed()
 		return print(r)
-	})
+	}, idle)
 	if err != nil {
 		fmt.Fprintf(errw, "agentbox-init: %v\n", err)
 		return 1
@@ -68,12 +71,7 @@ func printResults(e *selftest.Env, out, errw io.Writer, asJSON bool) int {
 
 func printJSON(w *bufio.Writer) func(selftest.Result) error {
 	enc := json.NewEncoder(w)
-	return func(r selftest.Result) error {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-		return w.Flush()
-	}
+	return func(r selftest.Result) error { return enc.Encode(r) }
 }
 
 // printTable writes aligned rows; the table appears when flush is called.
