@@ -83,8 +83,12 @@ type ForegroundRunner interface {
 // meta.json records it.
 type Opener func(r Runtime) Engine
 
-// OpenRuntime is the Opener of the OCI runtime CLI: r itself.
-func OpenRuntime(r Runtime) Engine { return r }
+// OpenRuntime is the Opener of the OCI runtime CLI: r itself, writing its
+// synthesized root into a tmpfs (Runtime.RootTmpfs).
+func OpenRuntime(r Runtime) Engine {
+	r.RootTmpfs = true
+	return r
+}
 
 var (
 	_ Engine           = Runtime{}

@@ -38,6 +38,13 @@ type Runtime struct {
 	// engine/containerd); empty for none.
 	Hide   string `json:",omitempty"`
 	Helper string `json:",omitempty"`
+	// RootTmpfs, set by OpenRuntime (the runtime CLI's engine, whose
+	// runtime runs in this process's mount namespace or one made from it),
+	// has WriteBundle write a synthesized root into a tmpfs mounted on the
+	// bundle's root directory, as root: ~35 mount points, symlinks and
+	// small files whose writing and removal on a disk-backed /run cost
+	// more than the runtime's create. Teardown unmounts it.
+	RootTmpfs bool `json:"-"`
 }
 
 // ProcRoot is /proc: the runtime's sandboxes are this host's processes.

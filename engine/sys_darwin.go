@@ -118,3 +118,14 @@ func closeFD(int) {}
 func runtimeGone(int, uint64) bool { return true }
 
 func killRuntime(int, uint64) {}
+
+// rootTmpfs refuses a tmpfs root: the runtime engine is Linux's.
+func rootTmpfs(_ string, tmpfs bool) error {
+	if tmpfs {
+		return errNoNamespaces
+	}
+	return nil
+}
+
+// unmountUnder has nothing to unmount: no bundle root is a tmpfs on darwin.
+func unmountUnder(string) error { return nil }

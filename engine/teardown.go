@@ -333,10 +333,14 @@ func cgroupDirs(path string) []string {
 	return out
 }
 
-// removeBundle removes the bundle directory of the run directory dir.
+// removeBundle removes the bundle directory of the run directory dir,
+// after unmounting its root's tmpfs (Runtime.RootTmpfs).
 func removeBundle(dir string) error {
 	if dir == "" {
 		return nil
+	}
+	if err := unmountUnder(filepath.Join(dir, "bundle")); err != nil {
+		return fmt.Errorf("remove the bundle: %w", err)
 	}
 	if err := RemoveTree(filepath.Join(dir, "bundle")); err != nil {
 		return fmt.Errorf("remove the bundle: %w", err)
@@ -347,6 +351,9 @@ func removeBundle(dir string) error {
 func removeRunDir(dir string) error {
 	if dir == "" {
 		return nil
+	}
+	if err := unmountUnder(filepath.Join(dir, "bundle")); err != nil {
+		return fmt.Errorf("remove run directory: %w", err)
 	}
 	if err := RemoveTree(dir); err != nil {
 		return fmt.Errorf("remove run directory: %w", err)
