@@ -26,7 +26,7 @@ import (
 // Binds below another bind's destination are not in config.json: they go
 // to ComposeFile, which the runtime helper lays out (see splitNested).
 func WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
-	return writeBundle(dir, s, rootfs, true)
+	return writeBundle(dir, s, rootfs, true, false)
 }
 
 // WriteBundle writes the bundle for r: as the package's WriteBundle for
@@ -35,11 +35,15 @@ func WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 // mounted below it in a user namespace, "rbind" or not, so the helper's
 // layout would not reach the sandbox; crun then needs the sandbox's root
 // to be able to search the workspace, and fails closed where it cannot.)
+//
+// With RootTmpfs, as root, a synthesized root is written into a tmpfs
+// mounted on the bundle's root directory (see rootTmpfs).
 func (r Runtime) WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
-	return writeBundle(dir, s, rootfs, r.Name == "runc")
+	tmpfs := r.RootTmpfs && r.UserNS == nil && rootfs.Image == "" && os.Geteuid() == 0
+	return writeBundle(dir, s, rootfs, r.Name == "runc", tmpfs)
 }
 
-func writeBundle(dir string, s *specs.Spec, rootfs policy.Rootfs, compose bool) error {
+func writeBundle(dir string, s *specs.Spec, rootfs policy.Rootfs, compose, tmpfs bool) error {
 	root := filepath.Join(dir, s.Root.Path)
 	rs, nested := s, (*nsexec.Composition)(nil)
 	if compose {
@@ -50,6 +54,7 @@ func writeBundle(dir string, s *specs.Spec, rootfs policy.Rootfs, compose bool) 
 		run  func() error
 	}{
 		{"create root", func() error { return os.MkdirAll(root, 0o755) }},
+		{"root tmpfs", func() error { return rootTmpfs(root, tmpfs) }},
 		{"symlinks", func() error { return writeSymlinks(root, rootfs.Symlinks) }},
 		{"files", func() error { return writeFiles(dir, root, rootfs) }},
 		{"socket cover", func() error { return writeCover(dir, s.Mounts) }},

@@ -65,14 +65,33 @@ type Runner interface {
 	Run(ctx context.Context, id, bundle string, o CreateOptions) (int, error)
 }
 
+// ForegroundRunner is a Runner whose runtime can stay in the foreground for
+// the sandbox's whole life (see Foreground): Session uses it for a held
+// sandbox without a terminal when Foreground says so, and waits for the
+// runtime instead of the sandbox's first process.
+type ForegroundRunner interface {
+	Runner
+	// Foreground reports whether this engine runs such a sandbox, to be
+	// started with o, in the foreground.
+	Foreground(o CreateOptions) bool
+	// RunForeground creates and starts the sandbox with one runtime
+	// process that collects its first process and deletes its state.
+	RunForeground(ctx context.Context, id, bundle string, o CreateOptions) (*Foreground, error)
+}
+
 // Opener makes the Engine that runs, or ran, a sandbox with runtime r as
 // meta.json records it.
 type Opener func(r Runtime) Engine
 
-// OpenRuntime is the Opener of the OCI runtime CLI: r itself.
-func OpenRuntime(r Runtime) Engine { return r }
+// OpenRuntime is the Opener of the OCI runtime CLI: r itself, writing its
+// synthesized root into a tmpfs (Runtime.RootTmpfs).
+func OpenRuntime(r Runtime) Engine {
+	r.RootTmpfs = true
+	return r
+}
 
 var (
-	_ Engine = Runtime{}
-	_ Runner = Runtime{}
+	_ Engine           = Runtime{}
+	_ Runner           = Runtime{}
+	_ ForegroundRunner = Runtime{}
 )

@@ -34,6 +34,10 @@ type Meta struct {
 	Cgroup      string    `json:"cgroup,omitempty"`
 	InitPid     int       `json:"init_pid,omitempty"`
 	PidNS       uint64    `json:"pid_ns,omitempty"`
+	// RuntimePid and RuntimeStart name a runtime that runs the sandbox in
+	// the foreground (Target.RuntimePid).
+	RuntimePid   int    `json:"runtime_pid,omitempty"`
+	RuntimeStart uint64 `json:"runtime_start,omitempty"`
 	// Grant is set while the agent's host uid holds an ACL on a workspace.
 	Grant *Grant `json:"grant,omitempty"`
 	// Granted is what the grant did, once it is done.

@@ -38,6 +38,13 @@ type Runtime struct {
 	// engine/containerd); empty for none.
 	Hide   string `json:",omitempty"`
 	Helper string `json:",omitempty"`
+	// RootTmpfs, set by OpenRuntime (the runtime CLI's engine, whose
+	// runtime runs in this process's mount namespace or one made from it),
+	// has WriteBundle write a synthesized root into a tmpfs mounted on the
+	// bundle's root directory, as root: ~35 mount points, symlinks and
+	// small files whose writing and removal on a disk-backed /run cost
+	// more than the runtime's create. Teardown unmounts it.
+	RootTmpfs bool `json:"-"`
 }
 
 // ProcRoot is /proc: the runtime's sandboxes are this host's processes.
@@ -149,27 +156,41 @@ func (r Runtime) Run(ctx context.Context, id, bundle string, o CreateOptions) (i
 
 // launch is Create or Run, by verb.
 func (r Runtime) launch(ctx context.Context, verb []string, id, bundle string, o CreateOptions) (int, error) {
-	pidFile := filepath.Join(bundle, "init.pid")
-	logFile := filepath.Join(bundle, "runtime.log")
-	args := append(append(append([]string{"--log", logFile, "--log-format", "json"}, r.sandboxFlags()...), verb...), "--bundle", bundle, "--pid-file", pidFile)
+	inv, err := r.launching(ctx, verb, id, bundle, o)
+	if err != nil {
+		return 0, err
+	}
+	if err := r.execute(inv); err != nil {
+		return 0, r.cmdError(verb[0], err, logErrors(runtimeLog(bundle)))
+	}
+	return readPid(initPidFile(bundle))
+}
+
+// launching prepares the invocation of Create, Run or RunForeground, by
+// verb: the runtime's log and the pid file in the bundle, the console
+// socket or the streams, and the extra files.
+func (r Runtime) launching(ctx context.Context, verb []string, id, bundle string, o CreateOptions) (invocation, error) {
+	args := append(append(append([]string{"--log", runtimeLog(bundle), "--log-format", "json"}, r.sandboxFlags()...), verb...), "--bundle", bundle, "--pid-file", initPidFile(bundle))
 	if o.ConsoleSocket != "" {
 		args = append(args, "--console-socket", o.ConsoleSocket)
 	}
 	if n := len(o.ExtraFiles); n > 0 {
 		fds, err := r.passFiles(verb[0], n)
 		if err != nil {
-			return 0, err
+			return invocation{}, err
 		}
 		args = append(args, fds...)
 	}
 	inv := r.composing(ctx, len(o.ExtraFiles), r.Hide, composition(bundle), append(args, id)...)
 	setStdio(inv.cmd, o.Stdio)
 	inv.cmd.ExtraFiles = o.ExtraFiles
-	if err := r.execute(inv); err != nil {
-		return 0, r.cmdError(verb[0], err, logErrors(logFile))
-	}
-	return readPid(pidFile)
+	return inv, nil
 }
+
+// initPidFile is where the runtime writes the pid of the sandbox's first
+// process, and runtimeLog its JSON log, in the bundle.
+func initPidFile(bundle string) string { return filepath.Join(bundle, "init.pid") }
+func runtimeLog(bundle string) string  { return filepath.Join(bundle, "runtime.log") }
 
 // setStdio hands the files to the command; a nil file stays a nil
 // interface (the command then gets /dev/null).

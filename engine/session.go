@@ -40,9 +40,16 @@ type Session struct {
 	// an engine that is a Runner creates and starts it in one call, and
 	// Start has nothing left to do.
 	Held bool
+	// ExitReport, when set, returns the agent's exit code as the sandbox's
+	// first process reported it before exiting (agentbox-init does, on its
+	// channel), or an error when it reported none. With a foreground
+	// runtime (see Foreground), whose exit status stands for that
+	// process's, the two must agree.
+	ExitReport func(ctx context.Context) (int, error)
 
 	pid     int
 	started bool
+	fg      *Foreground // the runtime in the foreground, if any
 	term    *Terminal
 	streams *streams
 }
@@ -54,6 +61,15 @@ const drainWait = 500 * time.Millisecond
 
 // Pid is the host pid of the sandbox's first process, once created.
 func (s *Session) Pid() int { return s.pid }
+
+// Runtime names the runtime process that runs the sandbox in the
+// foreground, by pid and start time (see Foreground); 0 for none.
+func (s *Session) Runtime() (pid int, start uint64) {
+	if s.fg == nil {
+		return 0, 0
+	}
+	return s.fg.RuntimePid, s.fg.RuntimeStart
+}
 
 // Create sets the sandbox up, ready to start. With a terminal, the user's
 // terminal is put in raw mode and proxied from here on.
@@ -89,8 +105,17 @@ func (s *Session) Create(ctx context.Context) (int, error) {
 	return pid, nil
 }
 
-// create is the engine's Create, or its Run when the command is held.
+// create is the engine's Create, or its Run when the command is held: in
+// the foreground when the engine can and the sandbox has no terminal.
 func (s *Session) create(ctx context.Context, o CreateOptions) (int, error) {
+	if r, ok := s.Engine.(ForegroundRunner); ok && s.Held && !s.Terminal && r.Foreground(o) {
+		fg, err := r.RunForeground(ctx, s.ID, s.Bundle, o)
+		if err != nil {
+			return 0, err
+		}
+		s.fg, s.started = fg, true
+		return fg.Pid, nil
+	}
 	if r, ok := s.Engine.(Runner); ok && s.Held {
 		pid, err := r.Run(ctx, s.ID, s.Bundle, o)
 		s.started = err == nil
@@ -139,9 +164,15 @@ func (s *Session) Start(ctx context.Context) error {
 // the sandbox's process group itself. After a forwarded SIGTERM or SIGHUP,
 // the sandbox gets Grace to exit before it is killed.
 //
+// A foreground runtime's sandbox is in the runtime's own process group,
+// which no terminal signals: it gets the interactive ones from here too.
+//
 // When it returns, the sandbox's output has been written out (see Close).
 func (s *Session) Wait(ctx context.Context, sigs <-chan os.Signal, forwardInteractive bool) (int, error) {
 	defer s.Close()
+	if s.fg != nil {
+		forwardInteractive = true
+	}
 	done := make(chan waitResult, 1)
 	go func() { code, err := s.waitFirst(); done <- waitResult{code, err} }()
 	var kill <-chan time.Time
@@ -155,21 +186,57 @@ func (s *Session) Wait(ctx context.Context, sigs <-chan os.Signal, forwardIntera
 				kill = t
 			}
 		case <-kill:
-			_ = unix.Kill(s.pid, unix.SIGKILL)
+			_ = s.signal(unix.SIGKILL)
 		case <-ctx.Done():
-			_ = unix.Kill(s.pid, unix.SIGKILL)
+			_ = s.signal(unix.SIGKILL)
 			ctx = context.Background()
 		}
 	}
 }
 
 // waitFirst waits for the sandbox's first process: as its subreaper, or
-// through the engine when that process is not the launcher's child.
+// through the engine when that process is not the launcher's child, or
+// through the runtime that runs it in the foreground.
 func (s *Session) waitFirst() (int, error) {
+	if s.fg != nil {
+		return s.waitForeground()
+	}
 	if w, ok := s.Engine.(Waiter); ok {
 		return w.Wait(s.ID)
 	}
 	return Wait(s.pid)
+}
+
+// waitForeground waits for the foreground runtime, which collects the
+// sandbox's first process, deletes the container and exits with that
+// process's status. The code is the one the first process reported
+// (ExitReport), checked against the runtime's status; without a report
+// (a first process that was killed, or that ran no agent) it is the
+// runtime's status.
+func (s *Session) waitForeground() (int, error) {
+	code, err := s.fg.Wait()
+	if err != nil || s.ExitReport == nil {
+		return code, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	reported, rerr := s.ExitReport(ctx) // sent before that process exited: waiting in the channel
+	if rerr != nil {
+		return code, nil
+	}
+	if reported != code {
+		return code, fmt.Errorf("the sandbox's first process reported exit status %d, but its runtime exited with %d", reported, code)
+	}
+	return reported, nil
+}
+
+// signal sends sig to the sandbox's first process: through the foreground
+// runtime's pidfd of it, or by pid (the launcher's child, or the engine's).
+func (s *Session) signal(sig syscall.Signal) error {
+	if s.fg != nil {
+		return s.fg.Signal(sig)
+	}
+	return unix.Kill(s.pid, sig)
 }
 
 // drain waits, a bounded time, for the last of the sandbox's output.
@@ -195,6 +262,9 @@ func (s *Session) Close() {
 	}
 	if s.streams != nil {
 		s.streams.close()
+	}
+	if s.fg != nil {
+		s.fg.Close()
 	}
 }
 
@@ -225,7 +295,7 @@ func (s *Session) forward(sig os.Signal, interactive bool) <-chan time.Time {
 	if (ss == syscall.SIGINT || ss == syscall.SIGQUIT) && !interactive {
 		return nil
 	}
-	_ = unix.Kill(s.pid, ss)
+	_ = s.signal(ss)
 	if ss == syscall.SIGTERM || ss == syscall.SIGHUP {
 		g := s.Grace
 		if g == 0 {

@@ -100,3 +100,32 @@ func reopenNonblock(*os.File) (*os.File, error) { return nil, errors.ErrUnsuppor
 
 // renameNoReplace renames from to to, failing when to exists.
 func renameNoReplace(from, to string) error { return unix.RenamexNp(from, to, unix.RENAME_EXCL) }
+
+// foregroundSupported: no runtime runs a sandbox in the foreground on
+// darwin (Runtime.Foreground is false there).
+const foregroundSupported = false
+
+// RunForeground refuses: the runtime engine is Linux's.
+func (r Runtime) RunForeground(context.Context, string, string, CreateOptions) (*Foreground, error) {
+	return nil, errNoNamespaces
+}
+
+func signalPidfd(int, syscall.Signal) error { return errNoNamespaces }
+
+func closeFD(int) {}
+
+// runtimeGone: no foreground runtime ever ran on darwin.
+func runtimeGone(int, uint64) bool { return true }
+
+func killRuntime(int, uint64) {}
+
+// rootTmpfs refuses a tmpfs root: the runtime engine is Linux's.
+func rootTmpfs(_ string, tmpfs bool) error {
+	if tmpfs {
+		return errNoNamespaces
+	}
+	return nil
+}
+
+// unmountUnder has nothing to unmount: no bundle root is a tmpfs on darwin.
+func unmountUnder(string) error { return nil }

@@ -26,6 +26,12 @@ type Target struct {
 	PidNS   uint64 // inode of the sandbox's pid namespace, 0 if unknown
 	InitPid int    // the sandbox's first process, reaped here if it is our child
 	Cgroup  string // cgroups path given to the runtime, "" if none
+	// RuntimePid and RuntimeStart name the runtime process that ran the
+	// sandbox in the foreground (see Foreground), 0 if none: it deletes
+	// the container's state itself once the sandbox's first process has
+	// exited, and teardown waits for it before it looks at that state.
+	RuntimePid   int
+	RuntimeStart uint64
 	// Trace, when set, is told each part of the teardown and how long it
 	// took, from the goroutine that called Teardown (the launcher's
 	// AGENTBOX_TRACE=1 sub-steps).
@@ -78,6 +84,9 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 			waitGone(ctx, ns, t.InitPid, 2*time.Second)
 		}
 	})
+	if t.RuntimePid > 0 {
+		t.traced("runtime", func() { note(awaitRuntime(ctx, t.RuntimePid, t.RuntimeStart)) })
+	}
 	// When the walk found the sandbox's pid namespace empty, no process of
 	// it is left to race what follows: the cleanups and the removal of the
 	// bundle (most of the run directory's files) then run while the
@@ -96,7 +105,7 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	deleteState := func() {
 		var d deletion
 		d.took = timed(func() {
-			if r.Path == "" {
+			if r.Path == "" || r.stateGone(t.ID) {
 				return
 			}
 			if err := r.Delete(ctx, t.ID, true); err != nil && !errors.Is(err, ErrNotFound) {
@@ -150,6 +159,9 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	t.traced("run directory", func() { note(removeRunDir(t.RunDir)) })
 	t.traced("proof", func() {
 		rec.RuntimeStateLeft = append(r.stateLeft(ctx, t.ID), cgroups...)
+		if t.RuntimePid > 0 && !runtimeGone(t.RuntimePid, t.RuntimeStart) {
+			rec.RuntimeStateLeft = append(rec.RuntimeStateLeft, fmt.Sprintf("%s process %d still running", r.Name, t.RuntimePid))
+		}
 		rec.RemainingMounts = mountsUnder(t.RunDir)
 		rec.OpenSockets = socketsUnder(t.RunDir)
 	})
@@ -222,17 +234,26 @@ func waitGone(ctx context.Context, ns uint64, init int, timeout time.Duration) [
 // processes are not this sandbox's to kill or to count. The list is taken
 // before init is checked, so that a live init held the namespace, and its
 // number, for the whole walk. init 0 (not known) trusts ns alone.
+//
+// An init that has exited before the walk makes the walk's answer none
+// whatever it finds, so it is not walked: after a run whose agent exited,
+// that is every teardown's kill and walk (2–4 ms of /proc each here).
 func SandboxPids(ns uint64, init int) []int {
-	if ns == 0 {
+	if ns == 0 || init > 0 && !holdsNamespace(init, ns) {
 		return nil
 	}
 	pids := PidsInNamespace(ns)
-	if init > 0 {
-		if ino, err := NamespaceInode(init, "pid"); err != nil || ino != ns || zombie(init) {
-			return nil
-		}
+	if init > 0 && !holdsNamespace(init, ns) {
+		return nil
 	}
 	return pids
+}
+
+// holdsNamespace reports whether init is a live process of pid namespace
+// ns (not a zombie).
+func holdsNamespace(init int, ns uint64) bool {
+	ino, err := NamespaceInode(init, "pid")
+	return err == nil && ino == ns && !zombie(init)
 }
 
 // PidsInNamespace lists the host pids of processes in the pid namespace
@@ -321,10 +342,14 @@ func cgroupDirs(path string) []string {
 	return out
 }
 
-// removeBundle removes the bundle directory of the run directory dir.
+// removeBundle removes the bundle directory of the run directory dir,
+// after unmounting its root's tmpfs (Runtime.RootTmpfs).
 func removeBundle(dir string) error {
 	if dir == "" {
 		return nil
+	}
+	if err := unmountUnder(filepath.Join(dir, "bundle")); err != nil {
+		return fmt.Errorf("remove the bundle: %w", err)
 	}
 	if err := RemoveTree(filepath.Join(dir, "bundle")); err != nil {
 		return fmt.Errorf("remove the bundle: %w", err)
@@ -336,10 +361,43 @@ func removeRunDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
+	if err := unmountUnder(filepath.Join(dir, "bundle")); err != nil {
+		return fmt.Errorf("remove run directory: %w", err)
+	}
 	if err := RemoveTree(dir); err != nil {
 		return fmt.Errorf("remove run directory: %w", err)
 	}
 	return nil
+}
+
+// awaitRuntime waits for the foreground runtime process named pid and
+// start to exit, which it does by itself once the sandbox's first process
+// has exited (after a SIGKILLed launcher, its parent-death signal ended it
+// already). One that is still there after a grace is killed, and said.
+func awaitRuntime(ctx context.Context, pid int, start uint64) error {
+	deadline := time.Now().Add(5 * time.Second)
+	pause := time.Millisecond
+	for !runtimeGone(pid, start) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			killRuntime(pid, start)
+			return fmt.Errorf("the runtime's process %d outlived the sandbox's first process and was killed", pid)
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 10*time.Millisecond)
+	}
+	return nil
+}
+
+// stateGone reports that the runtime keeps no state of sandbox id, so that
+// deleting it would prove nothing: runc and crun keep a container's in
+// ROOT/ID (see stateLeft), which a foreground run removes itself. runsc's
+// is asked for as before.
+func (r Runtime) stateGone(id string) bool {
+	if r.Name == "runsc" || r.Root == "" || id == "" {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(r.Root, id))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // stateLeft says what the runtime still holds of sandbox id, nil for

@@ -61,7 +61,7 @@ func describe(t ledger.Teardown) string {
 // cleanRun takes down whatever the run in rd set up, as meta records it, and
 // verifies the result; trace, when set, is told each part of it.
 func cleanRun(ctx context.Context, d Dirs, open engine.Opener, rd *engine.RunDir, meta engine.Meta, trace func(string, time.Duration)) ledger.Teardown {
-	target := engine.Target{ID: rd.ID, RunDir: rd.Path, PidNS: meta.PidNS, InitPid: meta.InitPid, Cgroup: meta.Cgroup, Trace: trace}
+	target := engine.Target{ID: rd.ID, RunDir: rd.Path, PidNS: meta.PidNS, InitPid: meta.InitPid, Cgroup: meta.Cgroup, Trace: trace, RuntimePid: meta.RuntimePid, RuntimeStart: meta.RuntimeStart}
 	var cleanups []func() error
 	var revoked *engine.GrantReport
 	if g := meta.Grant; g != nil {

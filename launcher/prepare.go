@@ -314,12 +314,14 @@ func (p *prepared) create(ctx context.Context) error {
 		In: in, Out: out, Err: errf, RawTerminal: cfg.RawTerminal,
 		ExtraFiles: p.extraFiles(),
 		Held:       true, // agentbox-init waits on its channel for the go
+		ExitReport: p.initCh.Wait,
 	}
 	pid, err := p.sess.Create(ctx)
 	if err != nil {
 		return err
 	}
 	p.meta.InitPid = pid
+	p.meta.RuntimePid, p.meta.RuntimeStart = p.sess.Runtime()
 	if ns, err := selftest.ReadNamespaces(p.eng.ProcRoot(), strconv.Itoa(pid)); err == nil {
 		p.meta.PidNS = ns["pid"]
 	}

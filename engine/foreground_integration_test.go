@@ -1,0 +1,215 @@
+//go:build integration && linux
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/policy"
+)
+
+// foregroundRuntime is runc or crun as root, with its own state directory,
+// and a bundle of a plain sandbox (the host's /usr, read-only) that runs
+// script; it skips when the runtime is not installed.
+func foregroundRuntime(t *testing.T, name, script string) (Runtime, string, string) {
+	t.Helper()
+	testutil.RequireRoot(t)
+	path, err := exec.LookPath(name)
+	if err != nil {
+		testutil.Skip(t, name+" is not installed")
+	}
+	r := Runtime{Name: name, Path: path, Root: t.TempDir(), Hide: HiddenUnified(path, true)}
+	if !r.Foreground(CreateOptions{}) {
+		t.Fatalf("%s as root does not run in the foreground", name)
+	}
+	id := "fg-" + name + "-" + strings.ReplaceAll(t.Name(), "/", "-")
+	id = strings.Map(func(c rune) rune {
+		if c == '_' {
+			return '-'
+		}
+		return c
+	}, id)
+	run := t.TempDir()
+	bundle := filepath.Join(run, "bundle")
+	s := &specs.Spec{
+		Version: "1.0.2",
+		Root:    &specs.Root{Path: "rootfs", Readonly: true},
+		Process: &specs.Process{Args: []string{"/bin/sh", "-c", script}, Cwd: "/", Env: []string{"PATH=/usr/bin:/bin"}},
+		Mounts: []specs.Mount{
+			{Destination: "/proc", Type: "proc", Source: "proc"},
+			{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "mode=755"}},
+			{Destination: "/usr", Type: "bind", Source: "/usr", Options: []string{"rbind", "ro"}},
+		},
+		Linux: &specs.Linux{
+			CgroupsPath: "/agentbox-enginetest/" + id,
+			Namespaces: []specs.LinuxNamespace{
+				{Type: specs.PIDNamespace},
+				{Type: specs.MountNamespace},
+				{Type: specs.IPCNamespace},
+				{Type: specs.UTSNamespace},
+				{Type: specs.NetworkNamespace},
+			},
+		},
+	}
+	rootfs := policy.Rootfs{Symlinks: map[string]string{"/bin": "usr/bin", "/lib": "usr/lib", "/lib64": "usr/lib64"}}
+	if err := os.Mkdir(bundle, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteBundle(bundle, s, rootfs); err != nil {
+		t.Fatal(err)
+	}
+	return r, id, run
+}
+
+// runForeground starts script's sandbox in a Session, which takes the
+// foreground path, and returns the session and its stdout file.
+func runForeground(t *testing.T, r Runtime, id, run string) (*Session, *os.File) {
+	t.Helper()
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	s := &Session{Engine: r, ID: id, Bundle: filepath.Join(run, "bundle"), Held: true, Out: out}
+	if _, err := s.Create(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if pid, _ := s.Runtime(); pid == 0 {
+		t.Fatal("the session did not run the sandbox with a foreground runtime")
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, out
+}
+
+// teardownCallsNoRuntime tears the run down with a runtime binary that
+// records each call, and checks that it is clean and made none.
+func teardownCallsNoRuntime(t *testing.T, r Runtime, id, run string, s *Session) {
+	t.Helper()
+	calls := filepath.Join(t.TempDir(), "calls")
+	recorder := filepath.Join(t.TempDir(), r.Name)
+	if err := os.WriteFile(recorder, []byte("#!/bin/sh\necho \"$@\" >>"+calls+"\nexec "+r.Path+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rpid, rstart := s.Runtime()
+	ns, _ := NamespaceInode(s.Pid(), "pid") // gone already: the walk then trusts init's absence
+	rec := Runtime{Name: r.Name, Path: recorder, Root: r.Root}.Teardown(context.Background(), Target{
+		ID: id, RunDir: run, PidNS: ns, InitPid: s.Pid(), Cgroup: "/agentbox-enginetest/" + id,
+		RuntimePid: rpid, RuntimeStart: rstart,
+	})
+	if rec.Decision != ledger.DecisionClean {
+		t.Errorf("teardown %+v, want clean", rec)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("teardown called %s after its foreground run deleted the container: %q", r.Name, b)
+	}
+	if dirs, _ := filepath.Glob("/sys/fs/cgroup/*/agentbox-enginetest/" + id); len(dirs) > 0 {
+		t.Errorf("cgroups remain: %v", dirs)
+	}
+}
+
+// A foreground runtime passes the sandbox's output and exit status on,
+// removes the container's state itself, and is collected: teardown then
+// calls no runtime and is clean.
+func TestForegroundRunDeletesItsContainerAsRoot(t *testing.T) {
+	for _, name := range []string{"runc", "crun"} {
+		t.Run(name, func(t *testing.T) {
+			r, id, run := foregroundRuntime(t, name, "echo hello; exit 7")
+			s, out := runForeground(t, r, id, run)
+			code, err := s.Wait(context.Background(), nil, false)
+			if err != nil || code != 7 {
+				t.Fatalf("Wait = %d, %v; want 7", code, err)
+			}
+			if b, _ := os.ReadFile(out.Name()); string(b) != "hello\n" {
+				t.Errorf("sandbox output %q, want hello", b)
+			}
+			if _, err := os.Lstat(filepath.Join(r.Root, id)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the runtime's state of %s is still there: %v", id, err)
+			}
+			if rpid, rstart := s.Runtime(); !runtimeGone(rpid, rstart) {
+				t.Errorf("the runtime's process %d was not collected", rpid)
+			}
+			teardownCallsNoRuntime(t, r, id, run, s)
+		})
+	}
+}
+
+// A signal for the sandbox reaches its first process from the launcher
+// (the runtime, in a process group of its own, forwards nothing), and the
+// first process's own exit status comes back; a report of that process
+// that disagrees with the runtime's status is an error.
+func TestForegroundRunSignalsAndExitReportAsRoot(t *testing.T) {
+	for _, name := range []string{"runc", "crun"} {
+		t.Run(name, func(t *testing.T) {
+			r, id, run := foregroundRuntime(t, name, "trap 'exit 9' INT; echo ready; sleep 100 & wait")
+			s, out := runForeground(t, r, id, run)
+			s.ExitReport = func(context.Context) (int, error) { return 3, nil }
+			rpid, _ := s.Runtime()
+			if pgid, err := syscall.Getpgid(rpid); err != nil || pgid != rpid {
+				t.Errorf("the runtime's process group is %d (%v), want its own %d", pgid, err, rpid)
+			}
+			for {
+				if b, _ := os.ReadFile(out.Name()); string(b) == "ready\n" {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			sigs := make(chan os.Signal, 1)
+			sigs <- syscall.SIGINT // interactive: forwarded, since no terminal reaches the sandbox
+			code, err := s.Wait(context.Background(), sigs, false)
+			if code != 9 || err == nil || !strings.Contains(err.Error(), "reported exit status 3") {
+				t.Errorf("Wait = %d, %v; want 9 and the disagreement with the report", code, err)
+			}
+			teardownCallsNoRuntime(t, r, id, run, s)
+		})
+	}
+}
+
+// Writes to stdout and stderr that go to one file keep their order: crun
+// hands the sandbox its stdio and runs in the foreground; runc, which
+// would copy each through a pipe of its own, runs detached then.
+func TestForegroundKeepsTheOrderOfOneFileForBothStreamsAsRoot(t *testing.T) {
+	if err := BecomeSubreaper(); err != nil { // a detached runc's sandbox is reparented here
+		t.Fatal(err)
+	}
+	for _, name := range []string{"runc", "crun"} {
+		t.Run(name, func(t *testing.T) {
+			r, id, run := foregroundRuntime(t, name, "for i in 1 2 3 4 5 6 7 8; do printf o$i; printf e$i >&2; done")
+			out, err := os.CreateTemp(t.TempDir(), "out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			s := &Session{Engine: r, ID: id, Bundle: filepath.Join(run, "bundle"), Held: true, Out: out, Err: out}
+			if _, err := s.Create(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if pid, _ := s.Runtime(); (pid != 0) != (name == "crun") {
+				t.Errorf("foreground runtime %d: want one for crun only", pid)
+			}
+			if code, err := s.Wait(context.Background(), nil, false); code != 0 || err != nil {
+				t.Fatalf("Wait = %d, %v", code, err)
+			}
+			if b, _ := os.ReadFile(out.Name()); string(b) != "o1e1o2e2o3e3o4e4o5e5o6e6o7e7o8e8" {
+				t.Errorf("output %q, want stdout and stderr in the order written", b)
+			}
+			if pid, _ := s.Runtime(); pid == 0 {
+				_ = r.Delete(context.Background(), id, true)
+			}
+		})
+	}
+}

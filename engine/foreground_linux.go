@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/agentbox/internal/nsexec"
+)
+
+const foregroundSupported = true
+
+// RunForeground starts the sandbox with one runtime process that stays for
+// its whole life (see Foreground), and returns once the runtime has written
+// the pid of the sandbox's first process. ctx bounds that wait only (the
+// runtime is killed when it ends first): the runtime outlives the setup
+// whose context a launcher passes here.
+func (r Runtime) RunForeground(ctx context.Context, id, bundle string, o CreateOptions) (*Foreground, error) {
+	if o.ConsoleSocket != "" {
+		return nil, errors.New("a terminal sandbox's runtime runs detached: its pty comes through the console socket")
+	}
+	inv, err := r.launching(context.Background(), []string{"run"}, id, bundle, o)
+	if err != nil {
+		return nil, err
+	}
+	inv.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	w, err := watchDir(bundle)
+	if err != nil {
+		return nil, fmt.Errorf("%s run: watch the bundle for the pid file: %w", r.Name, err)
+	}
+	defer w.close()
+	f := &Foreground{name: r.Name, log: runtimeLog(bundle), initFD: -1, done: make(chan struct{})}
+	if err := f.start(inv); err != nil {
+		return nil, r.cmdError("run", err, "")
+	}
+	pid, err := f.awaitPid(ctx, w, initPidFile(bundle))
+	if err != nil {
+		if !isDone(f.done) {
+			_ = inv.cmd.Process.Kill()
+			<-f.done
+		}
+		if msg := logErrors(f.log); msg != "" {
+			return nil, fmt.Errorf("%s run: %s", r.Name, msg)
+		}
+		return nil, fmt.Errorf("%s run: %w", r.Name, err)
+	}
+	f.Pid = pid
+	f.initFD = f.openInit(pid)
+	return f, nil
+}
+
+// start starts the runtime from a goroutine locked to its OS thread, which
+// holds that thread until the runtime has exited and been collected: the
+// parent-death signal fires when the thread that forked the child ends,
+// not the process. When the invocation hides a mount or lays out nested
+// binds, the thread first unshares its mount namespace and makes them there
+// (as runInMountNS does), and then ends still locked, so that Go retires
+// it and nothing else ever runs in that namespace.
+func (f *Foreground) start(inv invocation) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		private := inv.hide != "" || inv.compose != ""
+		if private {
+			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+				started <- fmt.Errorf("a mount namespace: unshare: %w", err)
+				return
+			}
+			if err := nsexec.Prepare(inv.hide, inv.compose); err != nil {
+				started <- fmt.Errorf("the mount namespace: %w", err)
+				return
+			}
+		}
+		if err := inv.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		f.RuntimePid = inv.cmd.Process.Pid
+		f.RuntimeStart, _, _ = processStart(f.RuntimePid) // our child, not yet collected
+		started <- nil
+		f.err = inv.cmd.Wait()
+		close(f.done)
+		if !private {
+			runtime.UnlockOSThread()
+		}
+	}()
+	return <-started
+}
+
+// awaitPid waits for the runtime's pid file (each change in the bundle
+// directory rechecks it, and a slow poll stands behind the events), for
+// the runtime's exit, or for ctx.
+func (f *Foreground) awaitPid(ctx context.Context, w *dirWatch, path string) (int, error) {
+	for {
+		if pid, err := readPid(path); err == nil {
+			return pid, nil
+		}
+		select {
+		case <-w.events:
+		case <-time.After(50 * time.Millisecond):
+		case <-f.done:
+			if pid, err := readPid(path); err == nil {
+				return pid, nil // the sandbox ran and ended already
+			}
+			if f.err != nil {
+				return 0, fmt.Errorf("exited before it wrote the pid file: %w", f.err)
+			}
+			return 0, errors.New("exited before it wrote the pid file")
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// openInit opens a pidfd of the sandbox's first process, pid, and keeps it
+// only while the runtime still runs and is pid's parent: then pid was not
+// recycled before the pidfd pinned it. It returns -1 when the process has
+// ended already (its exit status is the runtime's).
+func (f *Foreground) openInit(pid int) int {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1
+	}
+	if isDone(f.done) || parentPid(pid) != f.RuntimePid || unix.PidfdSendSignal(fd, 0, nil, 0) != nil {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
+}
+
+func signalPidfd(fd int, sig syscall.Signal) error {
+	return unix.PidfdSendSignal(fd, sig, nil, 0)
+}
+
+func isDone(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// dirWatch passes on, as ticks, the inotify events of files written or
+// renamed into one directory.
+type dirWatch struct {
+	f      *os.File
+	events chan struct{}
+}
+
+func watchDir(dir string) (*dirWatch, error) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CLOSE_WRITE|unix.IN_MOVED_TO); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), events: make(chan struct{}, 1)}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := w.f.Read(buf); err != nil {
+				return // closed
+			}
+			select {
+			case w.events <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return w, nil
+}
+
+func (w *dirWatch) close() { w.f.Close() }
+
+// processStart reads pid's start time (field 22 of /proc/PID/stat) and
+// whether it is a zombie.
+func processStart(pid int) (start uint64, zombie bool, err error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, false, err
+	}
+	if len(f) < 20 {
+		return 0, false, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	start, err = strconv.ParseUint(string(f[19]), 10, 64)
+	return start, f[0][0] == 'Z' || f[0][0] == 'X', err
+}
+
+// parentPid is pid's parent (field 4 of /proc/PID/stat), 0 if unknown.
+func parentPid(pid int) int {
+	f, err := statFields(pid)
+	if err != nil || len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(string(f[1]))
+	return ppid
+}
+
+// statFields are the fields of /proc/PID/stat after the command name's
+// closing paren: the state first (field 3).
+func statFields(pid int) ([][]byte, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) == 0 || len(f[0]) == 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no state", pid)
+	}
+	return f, nil
+}
+
+// runtimeGone reports whether the process named pid and start has exited:
+// it is not there, is a zombie, or pid is someone else's now.
+func runtimeGone(pid int, start uint64) bool {
+	st, zombie, err := processStart(pid)
+	return err != nil || zombie || st != start
+}
+
+// killRuntime sends SIGKILL to the process named pid and start, through a
+// pidfd opened before its start time is checked again.
+func killRuntime(pid int, start uint64) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if !runtimeGone(pid, start) {
+		_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	}
+}
