@@ -91,7 +91,9 @@ func (e *Engine) WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) er
 	if err := e.supported(); err != nil {
 		return err
 	}
-	if _, _, err := e.connect(context.Background()); err != nil {
+	var err error
+	tracer{step: "bundle"}.part("dial", func() { _, _, err = e.connect(context.Background()) })
+	if err != nil {
 		return err
 	}
 	if err := e.Runtime.WriteBundle(dir, s, rootfs); err != nil {
@@ -175,28 +177,32 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	if err := writeRecord(bundle, Record{Address: e.Address, Namespace: Namespace, Container: true}); err != nil {
 		return 0, err
 	}
-	ctr, err := c.NewContainer(ctx, id,
-		containerd.WithRuntime(shimRuntimeType, &runcoptions.Options{BinaryName: binary, Root: e.Runtime.Root}),
-		containerd.WithSpec(s),
-		containerd.WithContainerLabels(map[string]string{"agentbox.bundle": bundle}))
+	tr := tracer{step: "create"}
+	var ctr containerd.Container
+	tr.part("container", func() {
+		ctr, err = c.NewContainer(ctx, id,
+			containerd.WithRuntime(shimRuntimeType, &runcoptions.Options{BinaryName: binary, Root: e.Runtime.Root}),
+			containerd.WithSpec(s),
+			containerd.WithContainerLabels(map[string]string{"agentbox.bundle": bundle}))
+	})
 	if err != nil {
 		return 0, fmt.Errorf("containerd: create container %s: %w", id, err)
 	}
-	r, err := e.newTask(ctx, ctr, bundle, o)
+	r, err := e.newTask(ctx, ctr, bundle, o, tr)
 	if err != nil {
 		return 0, err
 	}
 	e.mu.Lock()
 	e.tasks[id] = r
 	e.mu.Unlock()
-	e.recordShim(bundle, id)
+	tr.part("shim record", func() { e.recordShim(bundle, id) })
 	return int(r.task.Pid()), nil
 }
 
 // newTask creates the task: the shim starts, runs the runtime's create
 // (through fds-exec, which fetches the extra files here), and the exit
 // status is subscribed to before anything can start.
-func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle string, o engine.CreateOptions) (*run, error) {
+func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle string, o engine.CreateOptions, tr tracer) (*run, error) {
 	io, err := newStdio(o, filepath.Join(filepath.Dir(bundle), "fifo"))
 	if err != nil {
 		return nil, err
@@ -208,7 +214,8 @@ func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle s
 			return nil, err
 		}
 	}
-	task, err := ctr.NewTask(ctx, io.creator())
+	var task containerd.Task
+	tr.part("task", func() { task, err = ctr.NewTask(ctx, io.creator()) })
 	if fds != nil {
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		handed := fds.close(closeCtx)
@@ -222,7 +229,8 @@ func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle s
 		return nil, fmt.Errorf("containerd: create task %s: %w", ctr.ID(), err)
 	}
 	// The wait outlives Create's context: it ends with the task.
-	exit, err := task.Wait(namespaces.WithNamespace(context.Background(), Namespace))
+	var exit <-chan containerd.ExitStatus
+	tr.part("wait", func() { exit, err = task.Wait(namespaces.WithNamespace(context.Background(), Namespace)) })
 	if err != nil {
 		io.close()
 		return nil, fmt.Errorf("containerd: wait for task %s: %w", ctr.ID(), err)
@@ -253,7 +261,8 @@ func (e *Engine) Start(ctx context.Context, id string) error {
 	// tick (a race that showed as "0 0" from stty size under load).
 	var sized unix.Winsize
 	r.io.resize(ctx, r.task, &sized)
-	if err := r.task.Start(ctx); err != nil {
+	tracer{step: "start"}.part("task", func() { err = r.task.Start(ctx) })
+	if err != nil {
 		return fmt.Errorf("containerd: start task %s: %w", id, err)
 	}
 	return nil

@@ -38,12 +38,14 @@ const shimGone = 3 * time.Second
 // delete them, the run directory is kept for a later gc.
 func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func() error) ledger.Teardown {
 	defer e.closeClient()
+	tr := tracer{step: "teardown", sink: t.Trace}
 	rec, _, err := ReadRecord(filepath.Join(t.RunDir, "bundle"))
 	onDaemon := rec.Container || err != nil
-	shim := e.shimOf(t, rec)
+	var shim shimProc
+	tr.part("shim find", func() { shim = e.shimOf(t, rec) })
 	all := cleanups
 	if onDaemon || shim.pid > 0 {
-		if err := e.takeDown(ctx, t.ID); err != nil {
+		if err := e.takeDown(ctx, t.ID, tr); err != nil {
 			all = append([]func() error{func() error { return err }}, cleanups...)
 		}
 	}
@@ -53,7 +55,7 @@ func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func
 	if !onDaemon && shim.pid == 0 {
 		return td // the daemon was never asked for anything of the run
 	}
-	left, unknown := e.proveGone(ctx, t.ID, shim)
+	left, unknown := e.proveGone(ctx, t.ID, shim, tr)
 	td.RuntimeStateLeft = append(td.RuntimeStateLeft, left...)
 	td.Errors = append(td.Errors, unknown...)
 	if len(left)+len(unknown) > 0 {
@@ -72,7 +74,7 @@ func (e *Engine) shimOf(t engine.Target, r Record) shimProc {
 }
 
 // takeDown kills and deletes the task, then deletes the container.
-func (e *Engine) takeDown(ctx context.Context, id string) error {
+func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) error {
 	e.mu.Lock()
 	r := e.tasks[id]
 	delete(e.tasks, id)
@@ -80,24 +82,31 @@ func (e *Engine) takeDown(ctx context.Context, id string) error {
 	if r != nil {
 		defer r.io.close()
 	}
-	c, ctx, err := e.connect(ctx)
+	var c *containerd.Client
+	var err error
+	tr.part("dial", func() { c, ctx, err = e.connect(ctx) })
 	if err != nil {
 		return err
 	}
-	ctr, err := c.LoadContainer(ctx, id)
+	var ctr containerd.Container
+	tr.part("container load", func() { ctr, err = c.LoadContainer(ctx, id) })
 	if errdefs.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("containerd: load container %s: %w", id, err)
 	}
-	if task, err := ctr.Task(ctx, nil); err == nil {
-		_ = task.Kill(ctx, syscall.SIGKILL, containerd.WithKillAll)
-	}
-	if err := deleteTask(ctx, ctr, true); err != nil {
+	tr.part("task kill", func() {
+		if task, err := ctr.Task(ctx, nil); err == nil {
+			_ = task.Kill(ctx, syscall.SIGKILL, containerd.WithKillAll)
+		}
+	})
+	tr.part("task delete", func() { err = deleteTask(ctx, ctr, true) })
+	if err != nil {
 		return err
 	}
-	if err := ctr.Delete(ctx); err != nil && !errdefs.IsNotFound(err) {
+	tr.part("container delete", func() { err = ctr.Delete(ctx) })
+	if err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("containerd: delete container %s: %w", id, err)
 	}
 	return nil
@@ -106,8 +115,8 @@ func (e *Engine) takeDown(ctx context.Context, id string) error {
 // proveGone checks, after teardown, each thing containerd made for the
 // run. left names what survives; unknown says what could not be checked
 // (either makes the teardown a residue).
-func (e *Engine) proveGone(ctx context.Context, id string, shim shimProc) (left, unknown []string) {
-	left = shimLeft(e.Address, id, shim)
+func (e *Engine) proveGone(ctx context.Context, id string, shim shimProc, tr tracer) (left, unknown []string) {
+	tr.part("shim exit", func() { left = shimLeft(e.Address, id, shim) })
 	c, ctx, err := e.connect(ctx)
 	if err != nil {
 		return left, []string{fmt.Sprintf("the task, container and snapshot of %s/%s were not verified gone: %v", Namespace, id, err)}
@@ -126,6 +135,8 @@ func (e *Engine) proveGone(ctx context.Context, id string, shim shimProc) (left,
 			return err
 		}},
 	}
+	began := time.Now()
+	defer func() { tr.took("daemon proof", time.Since(began)) }()
 	for _, ch := range checks {
 		err := ch.get()
 		switch {
