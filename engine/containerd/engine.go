@@ -50,14 +50,9 @@ type Engine struct {
 	mu      sync.Mutex
 	client  *containerd.Client
 	connErr error
-	tasks   map[string]*run
-}
-
-// run is what Create made for one sandbox and the later calls need.
-type run struct {
-	task containerd.Task
-	exit <-chan containerd.ExitStatus
-	io   *stdio
+	// borrowed: client is the connection of the engine that created the
+	// run being torn down (runs), which that engine closes, not this one.
+	borrowed bool
 }
 
 // Opener makes the containerd engine on the daemon at address ("" for
@@ -67,7 +62,7 @@ func Opener(address string) engine.Opener {
 		address = DefaultAddress
 	}
 	return func(r engine.Runtime) engine.Engine {
-		return &Engine{Address: address, Runtime: r, tasks: map[string]*run{}}
+		return &Engine{Address: address, Runtime: r}
 	}
 }
 
@@ -192,9 +187,8 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	if err != nil {
 		return 0, err
 	}
-	e.mu.Lock()
-	e.tasks[id] = r
-	e.mu.Unlock()
+	r.client = c
+	addRun(e.Address, id, r)
 	tr.part("shim record", func() { e.recordShim(bundle, id) })
 	return int(r.task.Pid()), nil
 }
@@ -269,10 +263,8 @@ func (e *Engine) Start(ctx context.Context, id string) error {
 }
 
 func (e *Engine) run(id string) (*run, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r, ok := e.tasks[id]
-	if !ok {
+	r := findRun(e.Address, id, false)
+	if r == nil {
 		return nil, fmt.Errorf("containerd: no task %s created by this launcher: %w", id, engine.ErrNotFound)
 	}
 	return r, nil
@@ -287,6 +279,9 @@ func (e *Engine) Wait(id string) (int, error) {
 	}
 	st := <-r.exit
 	code, _, err := st.Result()
+	if err == nil {
+		r.setExited()
+	}
 	r.io.finish()
 	if err != nil {
 		return -1, fmt.Errorf("containerd: wait for task %s: %w", id, err)

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	tasks "github.com/containerd/containerd/api/services/tasks/v1"
@@ -38,6 +37,9 @@ const shimGone = 3 * time.Second
 // delete them, the run directory is kept for a later gc.
 func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func() error) ledger.Teardown {
 	defer e.closeClient()
+	if r := findRun(e.Address, t.ID, false); r != nil {
+		e.borrow(r.client)
+	}
 	tr := tracer{step: "teardown", sink: t.Trace}
 	rec, _, err := ReadRecord(filepath.Join(t.RunDir, "bundle"))
 	onDaemon := rec.Container || err != nil
@@ -73,12 +75,13 @@ func (e *Engine) shimOf(t engine.Target, r Record) shimProc {
 	return shimProc{pid: r.ShimPid, bundle: r.ShimBundle}
 }
 
-// takeDown kills and deletes the task, then deletes the container.
+// takeDown kills and deletes the task, then deletes the container. A
+// task whose exit this process saw (Wait, by the engine that created it)
+// is deleted as it is: its processes are gone, and the kill of a forced
+// delete would only run the runtime's kill --all on a stopped container.
 func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) error {
-	e.mu.Lock()
-	r := e.tasks[id]
-	delete(e.tasks, id)
-	e.mu.Unlock()
+	r := findRun(e.Address, id, true)
+	exited := r != nil && r.hasExited()
 	if r != nil {
 		defer r.io.close()
 	}
@@ -88,6 +91,17 @@ func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) error {
 	if err != nil {
 		return err
 	}
+	if exited {
+		tr.part("task delete", func() { err = deleteExited(ctx, c, id) })
+		if err == nil {
+			tr.part("container delete", func() { err = c.ContainerService().Delete(ctx, id) })
+			if err != nil && !errdefs.IsNotFound(err) {
+				return fmt.Errorf("containerd: delete container %s: %w", id, err)
+			}
+			return nil
+		}
+		// Not deletable as it is after all: forced, as any other.
+	}
 	var ctr containerd.Container
 	tr.part("container load", func() { ctr, err = c.LoadContainer(ctx, id) })
 	if errdefs.IsNotFound(err) {
@@ -96,11 +110,6 @@ func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) error {
 	if err != nil {
 		return fmt.Errorf("containerd: load container %s: %w", id, err)
 	}
-	tr.part("task kill", func() {
-		if task, err := ctr.Task(ctx, nil); err == nil {
-			_ = task.Kill(ctx, syscall.SIGKILL, containerd.WithKillAll)
-		}
-	})
 	tr.part("task delete", func() { err = deleteTask(ctx, ctr, true) })
 	if err != nil {
 		return err
@@ -108,6 +117,16 @@ func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) error {
 	tr.part("container delete", func() { err = ctr.Delete(ctx) })
 	if err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("containerd: delete container %s: %w", id, err)
+	}
+	return nil
+}
+
+// deleteExited deletes the stopped task of container id ("not found" is
+// gone already).
+func deleteExited(ctx context.Context, c *containerd.Client, id string) error {
+	_, err := c.TaskService().Delete(ctx, &tasks.DeleteTaskRequest{ContainerID: id})
+	if err = errgrpc.ToNative(err); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("containerd: delete task %s: %w", id, err)
 	}
 	return nil
 }
@@ -233,11 +252,21 @@ func shimArgs(argv []string, address, id string) bool {
 	return flag("-namespace") == Namespace && flag("-id") == id && flag("-address") == address
 }
 
+// borrow makes c, the connection of the engine that created the run,
+// this engine's, unless it has one of its own.
+func (e *Engine) borrow(c *containerd.Client) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.client == nil && e.connErr == nil && c != nil {
+		e.client, e.borrowed = c, true
+	}
+}
+
 func (e *Engine) closeClient() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.client != nil {
+	if e.client != nil && !e.borrowed {
 		e.client.Close()
-		e.client = nil
 	}
+	e.client, e.borrowed = nil, false
 }
