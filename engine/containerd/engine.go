@@ -81,17 +81,28 @@ func (e *Engine) GrantMethod(ctx context.Context) (method, reason string) {
 
 // WriteBundle checks that the daemon answers, writes the bundle as the
 // runtime CLI does (the same config.json, root and nested binds), and
-// records the daemon for gc.
+// records the daemon for gc. The daemon is dialled while the bundle is
+// written: neither waits for the other, and a daemon that does not answer
+// fails the step all the same (the run directory, bundle included, is
+// then torn down as after any failed step).
 func (e *Engine) WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 	if err := e.supported(); err != nil {
 		return err
 	}
+	tr := tracer{step: "bundle"}
+	dialed := make(chan error, 1)
+	go func() {
+		began := time.Now()
+		_, _, err := e.connect(context.Background())
+		tr.took("dial", time.Since(began))
+		dialed <- err
+	}()
 	var err error
-	tracer{step: "bundle"}.part("dial", func() { _, _, err = e.connect(context.Background()) })
-	if err != nil {
-		return err
+	tr.part("write", func() { err = e.Runtime.WriteBundle(dir, s, rootfs) })
+	if dialErr := <-dialed; dialErr != nil {
+		return dialErr
 	}
-	if err := e.Runtime.WriteBundle(dir, s, rootfs); err != nil {
+	if err != nil {
 		return err
 	}
 	return writeRecord(dir, Record{Address: e.Address, Namespace: Namespace})
