@@ -200,7 +200,7 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	}
 	r.client = c
 	addRun(e.Address, id, r)
-	tr.part("shim record", func() { e.recordShim(bundle, id) })
+	tr.part("shim record", func() { e.recordShim(bundle, id, int(r.task.Pid())) })
 	return int(r.task.Pid()), nil
 }
 
@@ -246,8 +246,8 @@ func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle s
 
 // recordShim adds the task's shim to the bundle's record, so that teardown
 // (in this launcher or a later gc) can prove it gone.
-func (e *Engine) recordShim(bundle, id string) {
-	s := findShim(e.Address, id)
+func (e *Engine) recordShim(bundle, id string, pid int) {
+	s := shimOfTask(e.Address, id, pid)
 	_ = writeRecord(bundle, Record{Address: e.Address, Namespace: Namespace, Container: true, ShimPid: s.pid, ShimBundle: s.bundle})
 }
 

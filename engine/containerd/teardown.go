@@ -66,13 +66,18 @@ func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func
 	return td
 }
 
-// shimOf is the run's shim: the one running now, else the one the bundle
-// recorded at create.
+// shimOf is the run's shim: the one running now (the one the bundle
+// recorded at create when that still runs, else any the walk of /proc
+// finds), else the recorded one.
 func (e *Engine) shimOf(t engine.Target, r Record) shimProc {
+	recorded := shimProc{pid: r.ShimPid, bundle: r.ShimBundle}
+	if recorded.pid > 0 && isShim(recorded.pid, e.Address, t.ID) {
+		return recorded
+	}
 	if s := findShim(e.Address, t.ID); s.pid > 0 {
 		return s
 	}
-	return shimProc{pid: r.ShimPid, bundle: r.ShimBundle}
+	return recorded
 }
 
 // takeDown kills and deletes the task, then deletes the container. A
@@ -196,6 +201,49 @@ func shimLeft(address, id string, shim shimProc) []string {
 type shimProc struct {
 	pid    int
 	bundle string
+}
+
+// shimOfTask finds the shim of task id whose first process is pid: that
+// process's parent, once the runtime's create has exited (the shim, a
+// subreaper, adopts it), checked by its command line as findShim checks
+// each process; else whatever findShim finds.
+func shimOfTask(address, id string, pid int) shimProc {
+	if ppid := parentOf(pid); ppid > 0 && isShim(ppid, address, id) {
+		dir, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", ppid))
+		return shimProc{pid: ppid, bundle: dir}
+	}
+	return findShim(address, id)
+}
+
+// parentOf is the parent pid of pid (from /proc/PID/stat), 0 if unknown.
+func parentOf(pid int) int {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	return statParent(b)
+}
+
+// statParent is the parent pid in a /proc/PID/stat line, "PID (COMM)
+// STATE PPID …", 0 if it has none. COMM may hold spaces and parentheses,
+// so the fields are counted from the last ')'.
+func statParent(b []byte) int {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return 0
+	}
+	return ppid
 }
 
 // findShim finds the shim of task id on the daemon at address among this
