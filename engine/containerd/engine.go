@@ -12,6 +12,7 @@ import (
 
 	runcoptions "github.com/containerd/containerd/api/types/runc/options"
 	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/errdefs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -186,7 +187,7 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	tr := tracer{step: "create"}
 	var ctr containerd.Container
 	tr.part("container", func() {
-		ctr, err = c.NewContainer(ctx, id,
+		ctr, err = newContainer(ctx, c, id,
 			containerd.WithRuntime(shimRuntimeType, &runcoptions.Options{BinaryName: binary, Root: e.Runtime.Root}),
 			containerd.WithSpec(s),
 			containerd.WithContainerLabels(map[string]string{"agentbox.bundle": bundle}))
@@ -202,6 +203,24 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	addRun(e.Address, id, r)
 	tr.part("shim record", func() { e.recordShim(bundle, id, int(r.task.Pid())) })
 	return int(r.task.Pid()), nil
+}
+
+// newContainer creates the container as the client's NewContainer does,
+// without its lease (which keeps an image's snapshot and content from the
+// daemon's garbage collector while a container is made of them; this one
+// has neither) and without its look-up of the namespace's default runtime
+// (the runtime is given): one write to the daemon's database, not three.
+func newContainer(ctx context.Context, c *containerd.Client, id string, opts ...containerd.NewContainerOpts) (containerd.Container, error) {
+	rec := containers.Container{ID: id}
+	for _, o := range opts {
+		if err := o(ctx, c, &rec); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := c.ContainerService().Create(ctx, rec); err != nil {
+		return nil, err
+	}
+	return c.LoadContainer(ctx, id)
 }
 
 // newTask creates the task: the shim starts, runs the runtime's create
