@@ -51,9 +51,12 @@ func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func
 			all = append([]func() error{func() error { return err }}, cleanups...)
 		}
 	}
-	cli := e.Runtime
-	cli.UserNS = nil // refused at create; a stale meta.json must not bring one back
+	cli, state := e.shimRuntime(t.ID)
 	td := cli.Teardown(ctx, t, all...)
+	if state != "" && cli.Path == "" && exists(state) {
+		td.RuntimeStateLeft = append(td.RuntimeStateLeft, "state directory "+state+" left")
+		td.Decision = ledger.DecisionResidue
+	}
 	if !onDaemon && shim.pid == 0 {
 		return td // the daemon was never asked for anything of the run
 	}
@@ -64,6 +67,33 @@ func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func
 		td.Decision = ledger.DecisionResidue
 	}
 	return td
+}
+
+// shimRuntime is the runtime as the CLI's teardown is to see it, and the
+// directory of the run's runtime state. The runc shim keeps that state
+// below a directory of the namespace's own (ROOT/agentbox/ID, where the
+// CLI keeps ROOT/ID), so that is the root the teardown deletes in and
+// proves empty. Once the shim has deleted the state with the task, as it
+// does, the runtime's delete would find nothing: it is not run (the Path
+// left empty), and the state's absence, checked after the teardown, is the
+// proof.
+func (e *Engine) shimRuntime(id string) (engine.Runtime, string) {
+	cli := e.Runtime
+	cli.UserNS = nil // refused at create; a stale meta.json must not bring one back
+	if cli.Root == "" {
+		return cli, ""
+	}
+	cli.Root = filepath.Join(cli.Root, Namespace)
+	state := filepath.Join(cli.Root, id)
+	if !exists(state) {
+		cli.Path = ""
+	}
+	return cli, state
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // shimOf is the run's shim: the one running now (the one the bundle
