@@ -199,6 +199,14 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	if err != nil {
 		return 0, err
 	}
+	if binary != e.Runtime.Path {
+		// The create was the helper's only work: every later call of the
+		// shim's (start, kill, delete) it passes to the runtime unchanged.
+		// The link names the runtime itself from now on, so that none of
+		// them costs a helper's process; were it left, the helper would
+		// still pass them on.
+		_ = relink(binary, e.Runtime.Path)
+	}
 	r.client = c
 	addRun(e.Address, id, r)
 	tr.part("shim record", func() { e.recordShim(bundle, id, int(r.task.Pid())) })
