@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	tasks "github.com/containerd/containerd/api/services/tasks/v1"
@@ -47,8 +48,8 @@ func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func
 	tr.part("shim find", func() { shim = e.shimOf(t, rec) })
 	all := cleanups
 	if onDaemon || shim.pid > 0 {
-		if err := e.takeDown(ctx, t.ID, tr); err != nil {
-			all = append([]func() error{func() error { return err }}, cleanups...)
+		if rest := e.takeDown(ctx, t.ID, tr); rest != nil {
+			all = append([]func() error{rest}, cleanups...)
 		}
 	}
 	cli, state := e.shimRuntime(t.ID)
@@ -110,11 +111,13 @@ func (e *Engine) shimOf(t engine.Target, r Record) shimProc {
 	return recorded
 }
 
-// takeDown kills and deletes the task, then deletes the container. A
+// takeDown kills and deletes the task, then deletes the container; what
+// it returns is the rest, a cleanup for the CLI's teardown (its error or
+// the container's delete still under way; nil for nothing). A
 // task whose exit this process saw (Wait, by the engine that created it)
 // is deleted as it is: its processes are gone, and the kill of a forced
 // delete would only run the runtime's kill --all on a stopped container.
-func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) error {
+func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) (rest func() error) {
 	r := findRun(e.Address, id, true)
 	exited := r != nil && r.hasExited()
 	if r != nil {
@@ -124,16 +127,12 @@ func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) error {
 	var err error
 	tr.part("dial", func() { c, ctx, err = e.connect(ctx) })
 	if err != nil {
-		return err
+		return failed(err)
 	}
 	if exited {
 		tr.part("task delete", func() { err = deleteExited(ctx, c, id) })
 		if err == nil {
-			tr.part("container delete", func() { err = c.ContainerService().Delete(ctx, id) })
-			if err != nil && !errdefs.IsNotFound(err) {
-				return fmt.Errorf("containerd: delete container %s: %w", id, err)
-			}
-			return nil
+			return deleteContainer(ctx, c, id, tr)
 		}
 		// Not deletable as it is after all: forced, as any other.
 	}
@@ -143,17 +142,38 @@ func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("containerd: load container %s: %w", id, err)
+		return failed(fmt.Errorf("containerd: load container %s: %w", id, err))
 	}
 	tr.part("task delete", func() { err = deleteTask(ctx, ctr, true) })
 	if err != nil {
-		return err
+		return failed(err)
 	}
 	tr.part("container delete", func() { err = ctr.Delete(ctx) })
 	if err != nil && !errdefs.IsNotFound(err) {
-		return fmt.Errorf("containerd: delete container %s: %w", id, err)
+		return failed(fmt.Errorf("containerd: delete container %s: %w", id, err))
 	}
 	return nil
+}
+
+// failed is a rest of takeDown that reports err.
+func failed(err error) func() error { return func() error { return err } }
+
+// deleteContainer deletes the container (its task gone) while the CLI's
+// teardown runs, which nothing of it depends on; the returned rest, that
+// teardown's first cleanup, waits for it (its failure keeps the run
+// directory for gc, as a failed cleanup does).
+func deleteContainer(ctx context.Context, c *containerd.Client, id string, tr tracer) func() error {
+	began := time.Now()
+	deleted := make(chan error, 1)
+	go func() { deleted <- c.ContainerService().Delete(ctx, id) }()
+	return func() error {
+		err := <-deleted
+		tr.took("container delete", time.Since(began))
+		if err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("containerd: delete container %s: %w", id, err)
+		}
+		return nil
+	}
 }
 
 // deleteExited deletes the stopped task of container id ("not found" is
@@ -167,13 +187,31 @@ func deleteExited(ctx context.Context, c *containerd.Client, id string) error {
 }
 
 // proveGone checks, after teardown, each thing containerd made for the
-// run. left names what survives; unknown says what could not be checked
-// (either makes the teardown a residue).
+// run, all at once: the shim on this host, the task, the container and the
+// snapshot on the daemon. left names what survives; unknown says what
+// could not be checked (either makes the teardown a residue).
 func (e *Engine) proveGone(ctx context.Context, id string, shim shimProc, tr tracer) (left, unknown []string) {
-	tr.part("shim exit", func() { left = shimLeft(e.Address, id, shim) })
+	began := time.Now()
+	var shimTook time.Duration
+	shimDone := make(chan struct{})
+	go func() {
+		left = shimLeft(e.Address, id, shim)
+		shimTook = time.Since(began)
+		close(shimDone)
+	}()
+	onDaemon, unknown := e.proveGoneOnDaemon(ctx, id)
+	tr.took("daemon proof", time.Since(began))
+	<-shimDone
+	tr.took("shim exit", shimTook)
+	return append(left, onDaemon...), unknown
+}
+
+// proveGoneOnDaemon asks the daemon for the task, the container and the
+// snapshot of id, at once.
+func (e *Engine) proveGoneOnDaemon(ctx context.Context, id string) (left, unknown []string) {
 	c, ctx, err := e.connect(ctx)
 	if err != nil {
-		return left, []string{fmt.Sprintf("the task, container and snapshot of %s/%s were not verified gone: %v", Namespace, id, err)}
+		return nil, []string{fmt.Sprintf("the task, container and snapshot of %s/%s were not verified gone: %v", Namespace, id, err)}
 	}
 	checks := []struct {
 		what string
@@ -189,11 +227,18 @@ func (e *Engine) proveGone(ctx context.Context, id string, shim shimProc, tr tra
 			return err
 		}},
 	}
-	began := time.Now()
-	defer func() { tr.took("daemon proof", time.Since(began)) }()
-	for _, ch := range checks {
-		err := ch.get()
-		switch {
+	errs := make([]error, len(checks))
+	var wg sync.WaitGroup
+	for i, ch := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = ch.get()
+		}()
+	}
+	wg.Wait()
+	for i, ch := range checks {
+		switch err := errs[i]; {
 		case err == nil:
 			left = append(left, fmt.Sprintf("%s %s/%s still exists on %s", ch.what, Namespace, id, e.Address))
 		case !errdefs.IsNotFound(err):
