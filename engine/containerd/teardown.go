@@ -32,8 +32,9 @@ const shimGone = 3 * time.Second
 // down what the runtime CLI's teardown takes down (the processes of the
 // sandbox's pid namespace, the runtime's state, the cgroups, the run
 // directory, after the cleanups), and proves from the daemon and from the
-// host that the task, the container, the shim, its bundle directory and
-// any snapshot of the run's id are gone. What is left is named in
+// host that the task, the container, the shim, its bundle directory, the
+// runtime's state (shimRuntime) and any snapshot of the run's id are gone.
+// What is left is named in
 // RuntimeStateLeft and makes the record a residue. When the daemon cannot
 // delete them, the run directory is kept for a later gc.
 func (e *Engine) Teardown(ctx context.Context, t engine.Target, cleanups ...func() error) ledger.Teardown {
@@ -112,11 +113,11 @@ func (e *Engine) shimOf(t engine.Target, r Record) shimProc {
 }
 
 // takeDown kills and deletes the task, then deletes the container; what
-// it returns is the rest, a cleanup for the CLI's teardown (its error or
-// the container's delete still under way; nil for nothing). A
-// task whose exit this process saw (Wait, by the engine that created it)
-// is deleted as it is: its processes are gone, and the kill of a forced
-// delete would only run the runtime's kill --all on a stopped container.
+// it returns is the rest, a cleanup for the CLI's teardown (its error, or
+// the container's delete still under way; nil for nothing). A task whose
+// exit this process saw (Wait, by the engine that created it) is deleted
+// as it is: its processes are gone, and the kill of a forced delete would
+// only run the runtime's kill --all on a stopped container.
 func (e *Engine) takeDown(ctx context.Context, id string, tr tracer) (rest func() error) {
 	r := findRun(e.Address, id, true)
 	exited := r != nil && r.hasExited()
