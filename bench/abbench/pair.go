@@ -27,6 +27,7 @@ func runPair(args []string) error {
 	warmup := fs.Int("warmup", 2, "pairs run first and not measured")
 	work := fs.String("work", "", "scratch directory (required)")
 	owner := fs.String("owner", "1000:1000", "uid:gid that owns the benchmark workspace")
+	address := fs.String("address", "", "containerd `SOCKET`: both sides run with --engine containerd on that daemon")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func runPair(args []string) error {
 		if err != nil {
 			return err
 		}
-		sides[i] = &launchBench{agentbox: abs, runtime: *runtime, work: *work, owner: own, timeout: 30 * time.Second, ws: filepath.Join(*work, "ws")}
+		sides[i] = &launchBench{agentbox: abs, runtime: *runtime, work: *work, owner: own, timeout: 30 * time.Second, ws: filepath.Join(*work, "ws"), address: *address}
 	}
 	if err := os.MkdirAll(sides[0].ws, 0o755); err != nil {
 		return err
@@ -77,7 +78,11 @@ func runPair(args []string) error {
 			runs[0], runs[1] = append(runs[0], got[0]), append(runs[1], got[1])
 		}
 	}
-	fmt.Print(pairReport(*runtime, [2]string{*before, *after}, runs, loadAverage()))
+	label := *runtime
+	if *address != "" {
+		label += " --engine containerd --address " + *address
+	}
+	fmt.Print(pairReport(label, [2]string{*before, *after}, runs, loadAverage()))
 	for k, name := range []string{"before", "after"} {
 		for _, f := range failures[k] {
 			fmt.Printf("  %s FAILED, pair dropped: %s\n", name, strings.ReplaceAll(f, "\n", " | "))
@@ -89,10 +94,11 @@ func runPair(args []string) error {
 	return nil
 }
 
-// pairReport is the text of a paired comparison.
-func pairReport(runtime string, bins [2]string, runs [2][]pair, load string) string {
+// pairReport is the text of a paired comparison; flags are the run's
+// (the runtime, and the engine when it is containerd).
+func pairReport(flags string, bins [2]string, runs [2][]pair, load string) string {
 	var w strings.Builder
-	fmt.Fprintf(&w, "agentbox run --runtime %s -- true, %d pairs alternating launch by launch; load average at the end: %s\n", runtime, len(runs[0]), load)
+	fmt.Fprintf(&w, "agentbox run --runtime %s -- true, %d pairs alternating launch by launch; load average at the end: %s\n", flags, len(runs[0]), load)
 	fmt.Fprintf(&w, "  before: %s\n  after:  %s\n", bins[0], bins[1])
 	for _, m := range []struct {
 		name string

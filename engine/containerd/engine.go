@@ -12,6 +12,7 @@ import (
 
 	runcoptions "github.com/containerd/containerd/api/types/runc/options"
 	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/errdefs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -50,14 +51,9 @@ type Engine struct {
 	mu      sync.Mutex
 	client  *containerd.Client
 	connErr error
-	tasks   map[string]*run
-}
-
-// run is what Create made for one sandbox and the later calls need.
-type run struct {
-	task containerd.Task
-	exit <-chan containerd.ExitStatus
-	io   *stdio
+	// borrowed: client is the connection of the engine that created the
+	// run being torn down (runs), which that engine closes, not this one.
+	borrowed bool
 }
 
 // Opener makes the containerd engine on the daemon at address ("" for
@@ -67,7 +63,7 @@ func Opener(address string) engine.Opener {
 		address = DefaultAddress
 	}
 	return func(r engine.Runtime) engine.Engine {
-		return &Engine{Address: address, Runtime: r, tasks: map[string]*run{}}
+		return &Engine{Address: address, Runtime: r}
 	}
 }
 
@@ -86,15 +82,28 @@ func (e *Engine) GrantMethod(ctx context.Context) (method, reason string) {
 
 // WriteBundle checks that the daemon answers, writes the bundle as the
 // runtime CLI does (the same config.json, root and nested binds), and
-// records the daemon for gc.
+// records the daemon for gc. The daemon is dialled while the bundle is
+// written: neither waits for the other, and a daemon that does not answer
+// fails the step all the same (the run directory, bundle included, is
+// then torn down as after any failed step).
 func (e *Engine) WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 	if err := e.supported(); err != nil {
 		return err
 	}
-	if _, _, err := e.connect(context.Background()); err != nil {
-		return err
+	tr := tracer{step: "bundle"}
+	dialed := make(chan error, 1)
+	go func() {
+		began := time.Now()
+		_, _, err := e.connect(context.Background())
+		tr.took("dial", time.Since(began))
+		dialed <- err
+	}()
+	var err error
+	tr.part("write", func() { err = e.Runtime.WriteBundle(dir, s, rootfs) })
+	if dialErr := <-dialed; dialErr != nil {
+		return dialErr
 	}
-	if err := e.Runtime.WriteBundle(dir, s, rootfs); err != nil {
+	if err != nil {
 		return err
 	}
 	return writeRecord(dir, Record{Address: e.Address, Namespace: Namespace})
@@ -175,28 +184,57 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	if err := writeRecord(bundle, Record{Address: e.Address, Namespace: Namespace, Container: true}); err != nil {
 		return 0, err
 	}
-	ctr, err := c.NewContainer(ctx, id,
-		containerd.WithRuntime(shimRuntimeType, &runcoptions.Options{BinaryName: binary, Root: e.Runtime.Root}),
-		containerd.WithSpec(s),
-		containerd.WithContainerLabels(map[string]string{"agentbox.bundle": bundle}))
+	tr := tracer{step: "create"}
+	var ctr containerd.Container
+	tr.part("container", func() {
+		ctr, err = newContainer(ctx, c, id,
+			containerd.WithRuntime(shimRuntimeType, &runcoptions.Options{BinaryName: binary, Root: e.Runtime.Root}),
+			containerd.WithSpec(s),
+			containerd.WithContainerLabels(map[string]string{"agentbox.bundle": bundle}))
+	})
 	if err != nil {
 		return 0, fmt.Errorf("containerd: create container %s: %w", id, err)
 	}
-	r, err := e.newTask(ctx, ctr, bundle, o)
+	r, err := e.newTask(ctx, ctr, bundle, o, tr)
 	if err != nil {
 		return 0, err
 	}
-	e.mu.Lock()
-	e.tasks[id] = r
-	e.mu.Unlock()
-	e.recordShim(bundle, id)
+	if binary != e.Runtime.Path {
+		// The create was the helper's only work: every later call of the
+		// shim's (start, kill, delete) it passes to the runtime unchanged.
+		// The link names the runtime itself from now on, so that none of
+		// them costs a helper's process; were it left, the helper would
+		// still pass them on.
+		_ = relink(binary, e.Runtime.Path)
+	}
+	r.client = c
+	addRun(e.Address, id, r)
+	tr.part("shim record", func() { e.recordShim(bundle, id, int(r.task.Pid())) })
 	return int(r.task.Pid()), nil
+}
+
+// newContainer creates the container as the client's NewContainer does,
+// without its lease (which keeps an image's snapshot and content from the
+// daemon's garbage collector while a container is made of them; this one
+// has neither) and without its look-up of the namespace's default runtime
+// (the runtime is given): one write to the daemon's database, not three.
+func newContainer(ctx context.Context, c *containerd.Client, id string, opts ...containerd.NewContainerOpts) (containerd.Container, error) {
+	rec := containers.Container{ID: id}
+	for _, o := range opts {
+		if err := o(ctx, c, &rec); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := c.ContainerService().Create(ctx, rec); err != nil {
+		return nil, err
+	}
+	return c.LoadContainer(ctx, id)
 }
 
 // newTask creates the task: the shim starts, runs the runtime's create
 // (through fds-exec, which fetches the extra files here), and the exit
 // status is subscribed to before anything can start.
-func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle string, o engine.CreateOptions) (*run, error) {
+func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle string, o engine.CreateOptions, tr tracer) (*run, error) {
 	io, err := newStdio(o, filepath.Join(filepath.Dir(bundle), "fifo"))
 	if err != nil {
 		return nil, err
@@ -208,7 +246,8 @@ func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle s
 			return nil, err
 		}
 	}
-	task, err := ctr.NewTask(ctx, io.creator())
+	var task containerd.Task
+	tr.part("task", func() { task, err = ctr.NewTask(ctx, io.creator()) })
 	if fds != nil {
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		handed := fds.close(closeCtx)
@@ -222,7 +261,8 @@ func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle s
 		return nil, fmt.Errorf("containerd: create task %s: %w", ctr.ID(), err)
 	}
 	// The wait outlives Create's context: it ends with the task.
-	exit, err := task.Wait(namespaces.WithNamespace(context.Background(), Namespace))
+	var exit <-chan containerd.ExitStatus
+	tr.part("wait", func() { exit, err = task.Wait(namespaces.WithNamespace(context.Background(), Namespace)) })
 	if err != nil {
 		io.close()
 		return nil, fmt.Errorf("containerd: wait for task %s: %w", ctr.ID(), err)
@@ -233,8 +273,8 @@ func (e *Engine) newTask(ctx context.Context, ctr containerd.Container, bundle s
 
 // recordShim adds the task's shim to the bundle's record, so that teardown
 // (in this launcher or a later gc) can prove it gone.
-func (e *Engine) recordShim(bundle, id string) {
-	s := findShim(e.Address, id)
+func (e *Engine) recordShim(bundle, id string, pid int) {
+	s := shimOfTask(e.Address, id, pid)
 	_ = writeRecord(bundle, Record{Address: e.Address, Namespace: Namespace, Container: true, ShimPid: s.pid, ShimBundle: s.bundle})
 }
 
@@ -253,17 +293,16 @@ func (e *Engine) Start(ctx context.Context, id string) error {
 	// tick (a race that showed as "0 0" from stty size under load).
 	var sized unix.Winsize
 	r.io.resize(ctx, r.task, &sized)
-	if err := r.task.Start(ctx); err != nil {
+	tracer{step: "start"}.part("task", func() { err = r.task.Start(ctx) })
+	if err != nil {
 		return fmt.Errorf("containerd: start task %s: %w", id, err)
 	}
 	return nil
 }
 
 func (e *Engine) run(id string) (*run, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	r, ok := e.tasks[id]
-	if !ok {
+	r := findRun(e.Address, id, false)
+	if r == nil {
 		return nil, fmt.Errorf("containerd: no task %s created by this launcher: %w", id, engine.ErrNotFound)
 	}
 	return r, nil
@@ -278,6 +317,9 @@ func (e *Engine) Wait(id string) (int, error) {
 	}
 	st := <-r.exit
 	code, _, err := st.Result()
+	if err == nil {
+		r.setExited()
+	}
 	r.io.finish()
 	if err != nil {
 		return -1, fmt.Errorf("containerd: wait for task %s: %w", id, err)

@@ -95,6 +95,22 @@ func shimRuntime(rt engine.Runtime, bundle string, files int, stderrIsStdout boo
 	return link, nil
 }
 
+// relink makes the link name target instead, atomically: the shim, which
+// executes it by name, runs either the old target or the new one, never
+// nothing.
+func relink(link, target string) error {
+	next := link + ".next"
+	_ = os.Remove(next)
+	if err := os.Symlink(target, next); err != nil {
+		return err
+	}
+	if err := os.Rename(next, link); err != nil {
+		_ = os.Remove(next)
+		return err
+	}
+	return nil
+}
+
 // fdServer hands the sandbox's extra files to fds-exec, once, and only to
 // a root peer (the shim runs as root; nobody else may take init's
 // channel).

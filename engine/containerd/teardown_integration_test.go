@@ -48,7 +48,7 @@ func TestProofNamesWhatTheDaemonStillHolds(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = ctr.Delete(ctx) })
 
-	left, unknown := e.proveGone(ctx, id, shimProc{})
+	left, unknown := e.proveGone(ctx, id, shimProc{}, tracer{})
 	if len(unknown) > 0 || len(left) != 1 || !strings.Contains(left[0], "containerd container agentbox/"+id+" still exists") {
 		t.Errorf("proof with the container there: left %q, unknown %q; want the container named", left, unknown)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -14,9 +15,9 @@ import (
 
 // fdsMain runs the runtime call argv. For a create it receives the files,
 // inserts --preserve-fds, and runs the runtime as a child (in a mount
-// namespace of its own through mntns-exec when a mount is hidden or
-// nested binds are laid out), whose exit status it returns; anything else
-// is executed in place.
+// namespace of its own when a mount is hidden or nested binds are laid
+// out: startInMountNS), whose exit status it returns; anything else is
+// executed in place.
 func fdsMain(flags map[string]string, argv []string) int {
 	for f := range flags {
 		if !slices.Contains(fdsFlags, f) {
@@ -51,13 +52,23 @@ func runCreate(flags map[string]string, argv []string, verb int) (int, error) {
 		}
 	}
 	args := slices.Concat(argv[:verb+1], []string{"--preserve-fds", strconv.Itoa(len(files))}, argv[verb+1:])
-	cmd := createCommand(flags, args)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if flags["--stderr"] == "stdout" {
 		cmd.Stderr = os.Stdout // the runtime hands its stdio to the sandbox
 	}
 	cmd.ExtraFiles = files
-	err := cmd.Run()
+	umount, hiding := flags["--umount"]
+	file, composing := flags["--compose"]
+	var err error
+	if hiding || composing {
+		err = startInMountNS(cmd, umount, file)
+	} else {
+		err = cmd.Start()
+	}
+	if err == nil {
+		err = cmd.Wait()
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -68,24 +79,32 @@ func runCreate(flags map[string]string, argv []string, verb int) (int, error) {
 	return 0, err
 }
 
-// createCommand is the runtime's create, through mntns-exec in a new mount
-// namespace when a mount is hidden or nested binds are laid out.
-func createCommand(flags map[string]string, args []string) *exec.Cmd {
-	umount, hiding := flags["--umount"]
-	file, composing := flags["--compose"]
-	if !hiding && !composing {
-		return exec.Command(args[0], args[1:]...)
-	}
-	helper := []string{MntnsExec}
-	if hiding {
-		helper = append(helper, "--umount", umount)
-	}
-	if composing {
-		helper = append(helper, "--compose", file)
-	}
-	cmd := exec.Command("/proc/self/exe", slices.Concat(helper, []string{"--"}, args)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
-	return cmd
+// startInMountNS starts cmd (the runtime's create) in a new mount
+// namespace in which the mount at hide is detached (unless "") and the
+// composition file compose is laid out (unless ""): what mntns-exec does,
+// without its process, as the runtime CLI's engine does it (engine's
+// runInMountNS). A goroutine locks itself to an OS thread, unshares that
+// thread's mount namespace (and with it its filesystem attributes; neither
+// needs the process to be single-threaded), makes the mounts there and
+// starts cmd from it: a child takes the mount namespace of the thread that
+// forks it, and Go forks on the calling thread. The goroutine then ends
+// still locked, so the runtime retires that thread and nothing else of
+// this process ever runs in the namespace.
+func startInMountNS(cmd *exec.Cmd, hide, compose string) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: see above
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			started <- fmt.Errorf("a mount namespace for %s: unshare: %w", cmd.Path, err)
+			return
+		}
+		if err := Prepare(hide, compose); err != nil {
+			started <- fmt.Errorf("the mount namespace of %s: %w", cmd.Path, err)
+			return
+		}
+		started <- cmd.Start()
+	}()
+	return <-started
 }
 
 // ReceiveFds connects to the launcher's socket and receives the files it
