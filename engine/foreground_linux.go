@@ -57,17 +57,17 @@ func (r Runtime) RunForeground(ctx context.Context, id, bundle string, o CreateO
 	return f, nil
 }
 
-// start starts the runtime from a goroutine locked to its OS thread, which
-// holds that thread until the runtime has exited and been collected: the
-// parent-death signal fires when the thread that forked the child ends,
-// not the process. When the invocation hides a mount or lays out nested
-// binds, the thread first unshares its mount namespace and makes them there
-// (as runInMountNS does), and then ends still locked, so that Go retires
-// it and nothing else ever runs in that namespace.
+// start starts the runtime from a goroutine locked to an OS thread other
+// than the main one (nsexec.GoLocked), which holds that thread until the
+// runtime has exited and been collected: the parent-death signal fires
+// when the thread that forked the child ends, not the process. When the
+// invocation hides a mount or lays out nested binds, the thread first
+// unshares its mount namespace and makes them there (as runInMountNS
+// does), and then ends still locked, so that Go retires it and nothing
+// else ever runs in that namespace.
 func (f *Foreground) start(inv invocation) error {
 	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
+	nsexec.GoLocked(func() {
 		private := inv.hide != "" || inv.compose != ""
 		if private {
 			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
@@ -91,7 +91,7 @@ func (f *Foreground) start(inv invocation) error {
 		if !private {
 			runtime.UnlockOSThread()
 		}
-	}()
+	})
 	return <-started
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -16,7 +15,7 @@ import (
 // fdsMain runs the runtime call argv. For a create it receives the files,
 // inserts --preserve-fds, and runs the runtime as a child (in a mount
 // namespace of its own when a mount is hidden or nested binds are laid
-// out: startInMountNS), whose exit status it returns; anything else is
+// out: StartInMountNS), whose exit status it returns; anything else is
 // executed in place.
 func fdsMain(flags map[string]string, argv []string) int {
 	for f := range flags {
@@ -62,7 +61,7 @@ func runCreate(flags map[string]string, argv []string, verb int) (int, error) {
 	file, composing := flags["--compose"]
 	var err error
 	if hiding || composing {
-		err = startInMountNS(cmd, umount, file)
+		err = StartInMountNS(cmd, umount, file)
 	} else {
 		err = cmd.Start()
 	}
@@ -77,34 +76,6 @@ func runCreate(flags map[string]string, argv []string, verb int) (int, error) {
 		return exit.ExitCode(), nil
 	}
 	return 0, err
-}
-
-// startInMountNS starts cmd (the runtime's create) in a new mount
-// namespace in which the mount at hide is detached (unless "") and the
-// composition file compose is laid out (unless ""): what mntns-exec does,
-// without its process, as the runtime CLI's engine does it (engine's
-// runInMountNS). A goroutine locks itself to an OS thread, unshares that
-// thread's mount namespace (and with it its filesystem attributes; neither
-// needs the process to be single-threaded), makes the mounts there and
-// starts cmd from it: a child takes the mount namespace of the thread that
-// forks it, and Go forks on the calling thread. The goroutine then ends
-// still locked, so the runtime retires that thread and nothing else of
-// this process ever runs in the namespace.
-func startInMountNS(cmd *exec.Cmd, hide, compose string) error {
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: see above
-		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			started <- fmt.Errorf("a mount namespace for %s: unshare: %w", cmd.Path, err)
-			return
-		}
-		if err := Prepare(hide, compose); err != nil {
-			started <- fmt.Errorf("the mount namespace of %s: %w", cmd.Path, err)
-			return
-		}
-		started <- cmd.Start()
-	}()
-	return <-started
 }
 
 // ReceiveFds connects to the launcher's socket and receives the files it
