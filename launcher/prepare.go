@@ -238,16 +238,23 @@ func (p *prepared) grantWorkspace() error {
 	}
 	uid, _ := policy.HostID(p.ids.uids, id.UID)
 	gid, _ := policy.HostID(p.ids.gids, id.GID)
+	part := p.l.parts("workspace grant")
 	g, err := engine.NewGrant(p.plan.Workspace, uid, gid, p.dirs.grantLocks())
 	if err != nil {
 		return err
 	}
-	g.Method, g.MethodReason = p.eng.GrantMethod(context.Background())
+	// The runtime step read the runtime's version (cached by the binary's
+	// identity); the method's reason names it without running it again.
+	ctx := engine.WithRuntimeVersion(context.Background(), p.advice.rt.Path, p.advice.rt.Version)
+	g.Method, g.MethodReason = p.eng.GrantMethod(ctx)
+	part("method")
 	p.grant, p.meta.Grant = g, g
 	if err := p.runDir.WriteMeta(p.meta); err != nil {
 		return err
 	}
+	part("meta")
 	rep, err := g.Apply()
+	part("apply")
 	p.meta.Granted = &rep
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(p.l.out, "agentbox: workspace grant: skipped %s\n", s)
