@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Credential names. A variable is credential-shaped when, split into words
@@ -45,25 +46,33 @@ var (
 		"EXPIRY", "LENGTH", "PREFIX", "HEADER", "POLICY", "REGION", "ID")
 )
 
-// tokenShapes recognise credential values by their well-known prefixes.
-var tokenShapes = []struct {
+// tokenShape recognises credential values of one kind by its well-known
+// prefix.
+type tokenShape struct {
 	what string
 	re   *regexp.Regexp
-}{
-	{"a GitHub token", regexp.MustCompile(`^(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})$`)},
-	{"an Anthropic API key", regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}$`)},
-	{"an OpenAI-style API key", regexp.MustCompile(`^sk-(proj-)?[A-Za-z0-9_-]{20,}$`)},
-	{"an AWS access key id", regexp.MustCompile(`^(AKIA|ASIA)[A-Z0-9]{16}$`)},
-	{"a Hugging Face token", regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}$`)},
-	{"a GitLab token", regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}$`)},
-	{"a Slack token", regexp.MustCompile(`^xox[abposr]-[A-Za-z0-9-]{10,}$`)},
-	{"a Google API key", regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}$`)},
-	{"a private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
-	{"a URL with a password", regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:[^/@\s]+@`)},
 }
 
+// tokenShapes are the shapes, compiled on first use: their counted
+// repetitions make large programs, which every start of agentbox would
+// otherwise build before main (package initialisers), whatever the command.
+var tokenShapes = sync.OnceValue(func() []tokenShape {
+	return []tokenShape{
+		{"a GitHub token", regexp.MustCompile(`^(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})$`)},
+		{"an Anthropic API key", regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}$`)},
+		{"an OpenAI-style API key", regexp.MustCompile(`^sk-(proj-)?[A-Za-z0-9_-]{20,}$`)},
+		{"an AWS access key id", regexp.MustCompile(`^(AKIA|ASIA)[A-Z0-9]{16}$`)},
+		{"a Hugging Face token", regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}$`)},
+		{"a GitLab token", regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}$`)},
+		{"a Slack token", regexp.MustCompile(`^xox[abposr]-[A-Za-z0-9-]{10,}$`)},
+		{"a Google API key", regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}$`)},
+		{"a private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
+		{"a URL with a password", regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:[^/@\s]+@`)},
+	}
+})
+
 // absPath matches a value that is a file path: a path to a key is not the key.
-var absPath = regexp.MustCompile(`^/\S*$`)
+var absPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/\S*$`) })
 
 // engineEnv are variables that point a client at a container engine.
 var engineEnv = wordSet("DOCKER_HOST", "CONTAINER_HOST", "CONTAINERD_ADDRESS", "PODMAN_HOST")
@@ -102,7 +111,7 @@ func SecretName(name string) bool {
 // shape, or "".
 func secretShape(v string) string {
 	v = strings.TrimSpace(v)
-	for _, s := range tokenShapes {
+	for _, s := range tokenShapes() {
 		if s.re.MatchString(v) {
 			return s.what
 		}
@@ -117,9 +126,9 @@ func secretShape(v string) string {
 // key, whatever its name.
 const GatewayTokenPrefix = "agentbox-gw-"
 
-var gatewayTokenRe = regexp.MustCompile(`^` + GatewayTokenPrefix + `[A-Za-z0-9_-]{20,}$`)
+var gatewayTokenRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^` + GatewayTokenPrefix + `[A-Za-z0-9_-]{20,}$`) })
 
-func gatewayToken(v string) bool { return gatewayTokenRe.MatchString(v) }
+func gatewayToken(v string) bool { return gatewayTokenRe().MatchString(v) }
 
 func allowed(name string, o *Options) bool {
 	for _, a := range o.AllowEnv {
@@ -148,7 +157,7 @@ func checkSecretEnv(c *Container, o *Options) []Finding {
 			detail = "credential-named variable passed through from the environment of whoever runs compose"
 		case e.Value == "":
 			continue
-		case SecretName(e.Name) && !absPath.MatchString(e.Value):
+		case SecretName(e.Name) && !absPath().MatchString(e.Value):
 			detail = "credential-named variable with a value (not shown)"
 		case shape != "":
 			detail = fmt.Sprintf("the value has the shape of %s (not shown)", shape)
