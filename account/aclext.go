@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // macOS ACLs are extended ACLs (NFSv4-like: ordered allow and deny entries
@@ -53,7 +54,7 @@ func LsACLArgv(path string) []string { return []string{"/bin/ls", "-led", path} 
 // ErrBadExtACL is wrapped by ParseLsACL for output it cannot read.
 var ErrBadExtACL = errors.New("unreadable ls -le ACL listing")
 
-var aceLine = regexp.MustCompile(`^ *([0-9]+): (.+)$`)
+var aceLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ *([0-9]+): (.+)$`) })
 
 // ParseLsACL reads ls -led's output for one path: the long line, then, when
 // its mode ends in "+", one line per ACL entry. No "+" is no ACL (nil). An
@@ -74,7 +75,7 @@ func ParseLsACL(out string) ([]ExtACE, error) {
 	}
 	var entries []ExtACE
 	for i, line := range lines[1:] {
-		m := aceLine.FindStringSubmatch(line)
+		m := aceLine().FindStringSubmatch(line)
 		if m == nil || m[1] != strconv.Itoa(i) {
 			return nil, fmt.Errorf("%w: line %q is not entry %d", ErrBadExtACL, line, i)
 		}

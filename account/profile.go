@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Assignment is one environment variable a login file sets. Value is kept
@@ -113,10 +114,16 @@ func ReadAssignments(file string) ([]Assignment, error) {
 }
 
 var (
-	shellAssign = regexp.MustCompile(`^(?:export\s+|(?:declare|typeset)\s+-[a-zA-Z]*x[a-zA-Z]*\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
-	cshSetenv   = regexp.MustCompile(`^setenv\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.*)$`)
-	fishSet     = regexp.MustCompile(`^set\s+((?:-[a-zA-Z]+\s+|--[a-z]+\s+)+)([A-Za-z_][A-Za-z0-9_]*)(?:\s+(.*))?$`)
-	pamAssign   = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s+(?:DEFAULT|OVERRIDE)=(.*)$`)
+	shellAssign = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:export\s+|(?:declare|typeset)\s+-[a-zA-Z]*x[a-zA-Z]*\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
+	})
+	cshSetenv = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^setenv\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.*)$`) })
+	fishSet   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^set\s+((?:-[a-zA-Z]+\s+|--[a-z]+\s+)+)([A-Za-z_][A-Za-z0-9_]*)(?:\s+(.*))?$`)
+	})
+	pamAssign = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s+(?:DEFAULT|OVERRIDE)=(.*)$`)
+	})
 )
 
 // ParseAssignments reads assignments of the given syntax from r; file names
@@ -139,20 +146,20 @@ func parseAssignment(syntax, t string) (name, value string, ok bool) {
 	}
 	switch syntax {
 	case syntaxFish:
-		m := fishSet.FindStringSubmatch(t)
+		m := fishSet().FindStringSubmatch(t)
 		if m == nil || !fishExports(m[1]) {
 			return "", "", false
 		}
 		return m[2], shellWord(m[3]), true
 	case syntaxPAMEnv:
-		if m := pamAssign.FindStringSubmatch(t); m != nil {
+		if m := pamAssign().FindStringSubmatch(t); m != nil {
 			return m[1], shellWord(m[2]), true
 		}
 	}
-	if m := cshSetenv.FindStringSubmatch(t); m != nil && syntax == syntaxShell {
+	if m := cshSetenv().FindStringSubmatch(t); m != nil && syntax == syntaxShell {
 		return m[1], shellWord(m[2]), true
 	}
-	if m := shellAssign.FindStringSubmatch(t); m != nil {
+	if m := shellAssign().FindStringSubmatch(t); m != nil {
 		return m[1], shellWord(m[2]), true
 	}
 	return "", "", false

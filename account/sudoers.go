@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // SudoRule is one sudoers line that gives the account rights: a user
@@ -118,20 +119,20 @@ func joinLines(b []byte) []sudoLine {
 }
 
 var (
-	includeRe = regexp.MustCompile(`^[#@](include|includedir)\s+(.+)$`)
-	uidRe     = regexp.MustCompile(`^#[0-9]+\s`)
-	commaRe   = regexp.MustCompile(`\s*,\s*`)
-	noAuthRe  = regexp.MustCompile(`(^|[\s,])!\s*authenticate\b`)
-	noPassRe  = regexp.MustCompile(`\bNOPASSWD\s*:`)
+	includeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[#@](include|includedir)\s+(.+)$`) })
+	uidRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#[0-9]+\s`) })
+	commaRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s*,\s*`) })
+	noAuthRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s,])!\s*authenticate\b`) })
+	noPassRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bNOPASSWD\s*:`) })
 )
 
 func (p *sudoParser) line(file string, l sudoLine, depth int) {
 	t := l.text
-	if m := includeRe.FindStringSubmatch(t); m != nil {
+	if m := includeRe().FindStringSubmatch(t); m != nil {
 		p.include(file, m[1], strings.Trim(m[2], `"`), depth)
 		return
 	}
-	if t == "" || strings.HasPrefix(t, "#") && !uidRe.MatchString(t) {
+	if t == "" || strings.HasPrefix(t, "#") && !uidRe().MatchString(t) {
 		return
 	}
 	t = stripComment(t)
@@ -186,7 +187,7 @@ func (p *sudoParser) alias(t string) {
 	for _, def := range strings.Split(t, ":") {
 		name, list, ok := strings.Cut(def, "=")
 		if ok {
-			p.aliases[strings.TrimSpace(name)] = strings.Split(commaRe.ReplaceAllString(strings.TrimSpace(list), ","), ",")
+			p.aliases[strings.TrimSpace(name)] = strings.Split(commaRe().ReplaceAllString(strings.TrimSpace(list), ","), ",")
 		}
 	}
 }
@@ -195,13 +196,13 @@ func (p *sudoParser) alias(t string) {
 // names everyone) as a rule: authentication is off for the account.
 func (p *sudoParser) defaults(file string, n int, t string) {
 	head, body, _ := strings.Cut(strings.Replace(t, "\t", " ", 1), " ")
-	if !noAuthRe.MatchString(body) {
+	if !noAuthRe().MatchString(body) {
 		return
 	}
 	via := "Defaults"
 	switch {
 	case strings.HasPrefix(head, "Defaults:"):
-		list := strings.Split(commaRe.ReplaceAllString(strings.TrimPrefix(head, "Defaults:"), ","), ",")
+		list := strings.Split(commaRe().ReplaceAllString(strings.TrimPrefix(head, "Defaults:"), ","), ",")
 		v, ok := p.matchList(list, 0)
 		if !ok {
 			return
@@ -221,7 +222,7 @@ func (p *sudoParser) spec(file string, n int, t string) {
 	if !ok {
 		return
 	}
-	fields := strings.Fields(commaRe.ReplaceAllString(strings.TrimSpace(lhs), ","))
+	fields := strings.Fields(commaRe().ReplaceAllString(strings.TrimSpace(lhs), ","))
 	if len(fields) < 2 {
 		return
 	}
@@ -229,7 +230,7 @@ func (p *sudoParser) spec(file string, n int, t string) {
 	if !ok {
 		return
 	}
-	nopw := noPassRe.MatchString(rhs)
+	nopw := noPassRe().MatchString(rhs)
 	p.out.Rules = append(p.out.Rules, SudoRule{File: file, Line: n, Text: t, Via: via, NoPasswd: nopw})
 }
 

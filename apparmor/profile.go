@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -21,9 +22,15 @@ const RenderedFile = "agentbox-default"
 //go:embed profile.tmpl
 var profileTemplate string
 
-var tmpl = template.Must(template.New("profile").Option("missingkey=error").Parse(profileTemplate))
+// tmpl is the parsed template, parsed on first use: parsing it costs
+// about half a millisecond, which every start of agentbox would pay
+// (package initialisers run before main) though only a launch on an
+// AppArmor host renders the profile.
+var tmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("profile").Option("missingkey=error").Parse(profileTemplate))
+})
 
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
 
 // Render returns agentbox's AppArmor profile under name. The name must be
 // 1 to 64 characters of lowercase letters, digits, '.', '_' and '-'.
@@ -32,15 +39,15 @@ func Render(name string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	if err := tmpl.Execute(&b, struct{ Name string }{name}); err != nil {
+	if err := tmpl().Execute(&b, struct{ Name string }{name}); err != nil {
 		return "", fmt.Errorf("render AppArmor profile %s: %w", name, err)
 	}
 	return b.String(), nil
 }
 
 func validName(name string) error {
-	if !namePattern.MatchString(name) {
-		return fmt.Errorf("AppArmor profile name %q must match %s", name, namePattern)
+	if !namePattern().MatchString(name) {
+		return fmt.Errorf("AppArmor profile name %q must match %s", name, namePattern())
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -104,16 +105,18 @@ func claudeSettings(b []byte) string {
 }
 
 var (
-	codexApproval = regexp.MustCompile(`(?m)^\s*approval_policy\s*=\s*["']never["']`)
-	codexSandbox  = regexp.MustCompile(`(?m)^\s*sandbox_mode\s*=\s*["']danger-full-access["']`)
+	codexApproval = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*approval_policy\s*=\s*["']never["']`) })
+	codexSandbox  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^\s*sandbox_mode\s*=\s*["']danger-full-access["']`)
+	})
 )
 
 func codexConfig(b []byte) string {
 	var hits []string
-	if codexApproval.Match(b) {
+	if codexApproval().Match(b) {
 		hits = append(hits, "approval_policy=never")
 	}
-	if codexSandbox.Match(b) {
+	if codexSandbox().Match(b) {
 		hits = append(hits, "sandbox_mode=danger-full-access")
 	}
 	return strings.Join(hits, ", ")

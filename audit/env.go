@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Credential names. A variable is credential-shaped when, split into words
@@ -45,25 +46,84 @@ var (
 		"EXPIRY", "LENGTH", "PREFIX", "HEADER", "POLICY", "REGION", "ID")
 )
 
-// tokenShapes recognise credential values by their well-known prefixes.
-var tokenShapes = []struct {
-	what string
-	re   *regexp.Regexp
-}{
-	{"a GitHub token", regexp.MustCompile(`^(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})$`)},
-	{"an Anthropic API key", regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}$`)},
-	{"an OpenAI-style API key", regexp.MustCompile(`^sk-(proj-)?[A-Za-z0-9_-]{20,}$`)},
-	{"an AWS access key id", regexp.MustCompile(`^(AKIA|ASIA)[A-Z0-9]{16}$`)},
-	{"a Hugging Face token", regexp.MustCompile(`^hf_[A-Za-z0-9]{30,}$`)},
-	{"a GitLab token", regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}$`)},
-	{"a Slack token", regexp.MustCompile(`^xox[abposr]-[A-Za-z0-9-]{10,}$`)},
-	{"a Google API key", regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}$`)},
-	{"a private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`)},
-	{"a URL with a password", regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:[^/@\s]+@`)},
+// tokenShape recognises credential values of one kind by its well-known
+// prefix.
+type tokenShape struct {
+	what  string
+	match func(string) bool
 }
 
-// absPath matches a value that is a file path: a path to a key is not the key.
-var absPath = regexp.MustCompile(`^/\S*$`)
+// tokenShapes are the shapes. The prefixed ones are checked by hand
+// (prefixed), not as regexps: their counted repetitions (at least 20
+// characters of a class, exactly 35) make large regexp programs, which
+// every start of agentbox would otherwise build before main, and which a
+// run's self-audit would build again at its first value. TestTokenShapes
+// holds each to the regexp it replaces.
+var tokenShapes = []tokenShape{
+	{"a GitHub token", anyOf(prefixed(alnum, 20, 0, "ghp_", "gho_", "ghu_", "ghs_", "ghr_"), prefixed(alnum+"_", 20, 0, "github_pat_"))},
+	{"an Anthropic API key", prefixed(alnum+"_-", 20, 0, "sk-ant-")},
+	// `^sk-(proj-)?[A-Za-z0-9_-]{20,}$`: "proj-" is of the class, so the
+	// optional group adds no value the class does not match.
+	{"an OpenAI-style API key", prefixed(alnum+"_-", 20, 0, "sk-")},
+	{"an AWS access key id", prefixed(upperDigits, 16, 16, "AKIA", "ASIA")},
+	{"a Hugging Face token", prefixed(alnum, 30, 0, "hf_")},
+	{"a GitLab token", prefixed(alnum+"_-", 20, 0, "glpat-")},
+	{"a Slack token", prefixed(alnum+"-", 10, 0, "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-")},
+	{"a Google API key", prefixed(alnum+"_-", 35, 35, "AIza")},
+	{"a private key", func(v string) bool { return privateKey().MatchString(v) }},
+	{"a URL with a password", func(v string) bool { return urlWithPassword().MatchString(v) }},
+}
+
+// The character classes of the prefixed shapes.
+const (
+	alnum       = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	upperDigits = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+)
+
+// prefixed matches a value that is one of prefixes followed by at least
+// `least` and (max > 0) at most max characters, all of class (ASCII).
+func prefixed(class string, least, max int, prefixes ...string) func(string) bool {
+	return func(v string) bool {
+		for _, p := range prefixes {
+			rest, ok := strings.CutPrefix(v, p)
+			if ok && len(rest) >= least && (max == 0 || len(rest) <= max) && onlyOf(rest, class) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func onlyOf(s, class string) bool {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(class, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func anyOf(fs ...func(string) bool) func(string) bool {
+	return func(v string) bool {
+		for _, f := range fs {
+			if f(v) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+var (
+	privateKey      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`) })
+	urlWithPassword = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:[^/@\s]+@`)
+	})
+)
+
+// absPath matches a value that is a file path (`^/\S*$`): a path to a key
+// is not the key.
+func absPath(v string) bool { return strings.HasPrefix(v, "/") && !strings.ContainsAny(v, "\t\n\f\r ") }
 
 // engineEnv are variables that point a client at a container engine.
 var engineEnv = wordSet("DOCKER_HOST", "CONTAINER_HOST", "CONTAINERD_ADDRESS", "PODMAN_HOST")
@@ -103,7 +163,7 @@ func SecretName(name string) bool {
 func secretShape(v string) string {
 	v = strings.TrimSpace(v)
 	for _, s := range tokenShapes {
-		if s.re.MatchString(v) {
+		if s.match(v) {
 			return s.what
 		}
 	}
@@ -117,9 +177,9 @@ func secretShape(v string) string {
 // key, whatever its name.
 const GatewayTokenPrefix = "agentbox-gw-"
 
-var gatewayTokenRe = regexp.MustCompile(`^` + GatewayTokenPrefix + `[A-Za-z0-9_-]{20,}$`)
-
-func gatewayToken(v string) bool { return gatewayTokenRe.MatchString(v) }
+// gatewayToken matches `^agentbox-gw-[A-Za-z0-9_-]{20,}$`, by hand as the
+// prefixed credential shapes are (tokenShapes).
+var gatewayToken = prefixed(alnum+"_-", 20, 0, GatewayTokenPrefix)
 
 func allowed(name string, o *Options) bool {
 	for _, a := range o.AllowEnv {
@@ -148,7 +208,7 @@ func checkSecretEnv(c *Container, o *Options) []Finding {
 			detail = "credential-named variable passed through from the environment of whoever runs compose"
 		case e.Value == "":
 			continue
-		case SecretName(e.Name) && !absPath.MatchString(e.Value):
+		case SecretName(e.Name) && !absPath(e.Value):
 			detail = "credential-named variable with a value (not shown)"
 		case shape != "":
 			detail = fmt.Sprintf("the value has the shape of %s (not shown)", shape)

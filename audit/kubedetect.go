@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // KindKube is a Kubernetes manifest: a file of one or more YAML documents,
@@ -46,9 +47,9 @@ func KubeFiles(p string) ([]string, error) {
 }
 
 var (
-	kubeAPIVersionRE = regexp.MustCompile(`(?m)^apiVersion:\s*\S`)
-	kubeKindRE       = regexp.MustCompile(`(?m)^kind:\s*[A-Z]\w*`)
-	kubeJSONRE       = regexp.MustCompile(`^\{\s*"apiVersion"\s*:|"kind"\s*:\s*"[A-Z]\w*"`)
+	kubeAPIVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^apiVersion:\s*\S`) })
+	kubeKindRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^kind:\s*[A-Z]\w*`) })
+	kubeJSONRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{\s*"apiVersion"\s*:|"kind"\s*:\s*"[A-Z]\w*"`) })
 )
 
 // isKubeManifest reports whether a file's head is a Kubernetes object:
@@ -57,9 +58,9 @@ var (
 func isKubeManifest(head []byte) bool {
 	h := bytes.TrimSpace(head)
 	if len(h) > 0 && h[0] == '{' {
-		return kubeJSONRE.Match(h) && bytes.Contains(h, []byte(`"apiVersion"`)) && !bytes.Contains(h, []byte(`"ociVersion"`))
+		return kubeJSONRE().Match(h) && bytes.Contains(h, []byte(`"apiVersion"`)) && !bytes.Contains(h, []byte(`"ociVersion"`))
 	}
-	return kubeAPIVersionRE.Match(head) && kubeKindRE.Match(head)
+	return kubeAPIVersionRE().Match(head) && kubeKindRE().Match(head)
 }
 
 // isKubeDir reports whether a directory holds a Kubernetes manifest.

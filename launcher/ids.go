@@ -93,9 +93,10 @@ func single(id policy.Identity) idMaps {
 	}
 }
 
-// slot leases the run's slot and records the lease in meta.json; dry, it
-// is the slot a run would lease now (the allocator's Peek), and nothing is
-// leased.
+// slot leases the run's slot, which meta.json names already (the run
+// directory step names the lease of the run's id before it exists); dry,
+// it is the slot a run would lease now (the allocator's Peek), and nothing
+// is leased.
 func (p *prepared) slot() (userns.Slot, error) {
 	p.ids.alloc = &userns.Allocator{Dir: p.dirs.leases(), Host: p.hostIDs}
 	if p.dry {
@@ -106,6 +107,9 @@ func (p *prepared) slot() (userns.Slot, error) {
 		return userns.Slot{}, err
 	}
 	p.ids.lease = &lease
+	if p.meta.Lease == lease.RunID {
+		return lease.Slot, nil
+	}
 	p.meta.Lease = lease.RunID
 	return lease.Slot, p.runDir.WriteMeta(p.meta)
 }

@@ -118,6 +118,22 @@ func (l *launch) subTrace(parent string) func(part string, took time.Duration) {
 	return func(part string, took time.Duration) { l.traceFor(parent+"/"+part, took) }
 }
 
+// parts is a trace of the parts of step parent as subTrace's, each part
+// timed from the previous call (or from parts itself); it does nothing
+// when AGENTBOX_TRACE is not 1.
+func (l *launch) parts(parent string) func(part string) {
+	sub := l.subTrace(parent)
+	if sub == nil {
+		return func(string) {}
+	}
+	last := time.Now()
+	return func(part string) {
+		now := time.Now()
+		sub(part, now.Sub(last))
+		last = now
+	}
+}
+
 // trace prints a step's wall time on Stderr when AGENTBOX_TRACE=1, which
 // is how the README's account of agentbox's own time was measured.
 func (l *launch) trace(name string, start time.Time) { l.traceFor(name, time.Since(start)) }

@@ -127,6 +127,13 @@ func (p *prepared) createRunDir() error {
 		return fmt.Errorf("run directory %s is not where the plan put it (%s)", d.Path, p.run.Dir)
 	}
 	p.meta = engine.Meta{RunID: p.run.ID, LauncherPid: os.Getpid(), Started: time.Now().UTC(), Command: p.l.argv()}
+	if p.plan.Identity.IDMap.Mode == policy.IDSlot {
+		// The id lease the ids step takes is the run's own id's: named
+		// here, before it exists (gc's release passes over a lease that
+		// is not there), it costs the ids step no write of its own, and
+		// no crash leaves a lease that meta.json does not name.
+		p.meta.Lease = p.run.ID
+	}
 	return p.runDir.WriteMeta(p.meta)
 }
 
@@ -230,7 +237,10 @@ func (p *prepared) loadLSM() error {
 
 // grantWorkspace hands a root-owned workspace to the agent's unprivileged
 // host uid for the run (see engine.Grant); the grant is in meta.json
-// before it touches a file, so a crash leaves enough to revoke it.
+// before it touches a file, so a crash leaves enough to revoke it. What
+// the grant did (meta.Granted, for the record) goes into meta.json with
+// the canaries' names, the next step's first act (plantCanaries), not in
+// a write of its own.
 func (p *prepared) grantWorkspace() error {
 	id := p.plan.Identity
 	if !id.GrantWorkspace {
@@ -238,24 +248,28 @@ func (p *prepared) grantWorkspace() error {
 	}
 	uid, _ := policy.HostID(p.ids.uids, id.UID)
 	gid, _ := policy.HostID(p.ids.gids, id.GID)
+	part := p.l.parts("workspace grant")
 	g, err := engine.NewGrant(p.plan.Workspace, uid, gid, p.dirs.grantLocks())
 	if err != nil {
 		return err
 	}
-	g.Method, g.MethodReason = p.eng.GrantMethod(context.Background())
+	// The runtime step read the runtime's version (cached by the binary's
+	// identity); the method's reason names it without running it again.
+	ctx := engine.WithRuntimeVersion(context.Background(), p.advice.rt.Path, p.advice.rt.Version)
+	g.Method, g.MethodReason = p.eng.GrantMethod(ctx)
+	part("method")
 	p.grant, p.meta.Grant = g, g
 	if err := p.runDir.WriteMeta(p.meta); err != nil {
 		return err
 	}
+	part("meta")
 	rep, err := g.Apply()
+	part("apply")
 	p.meta.Granted = &rep
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(p.l.out, "agentbox: workspace grant: skipped %s\n", s)
 	}
-	if err != nil {
-		return err
-	}
-	return p.runDir.WriteMeta(p.meta)
+	return err
 }
 
 // plantCanaries plants the canaries the run chose before planning: the
@@ -263,7 +277,8 @@ func (p *prepared) grantWorkspace() error {
 // workspace socket the plan covers, and the network listeners. meta.json
 // names the files and the socket before any of them exists (gc's removal
 // passes over one that is not there), in one write, so that a crash at any
-// point leaves none of them unnamed.
+// point leaves none of them unnamed; the same write records what the
+// workspace grant did.
 func (p *prepared) plantCanaries() error {
 	c := &p.canaries
 	c.plantEnvCanary(p.canary)

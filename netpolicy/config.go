@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -229,7 +230,7 @@ const (
 // maxRunIDLen bounds the run id, which goes on every decision-log line.
 const maxRunIDLen = 128
 
-var routeName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+var routeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`) })
 
 // FieldError is a validation error of one field, named by its path in the
 // config file ("upstreams.local.url"), so that LoadConfig can add the line.
@@ -276,7 +277,7 @@ func (c *Config) Validate() error {
 func validateUpstream(name string, u Upstream) []error {
 	f := func(field string, err error) error { return &FieldError{"upstreams." + name + field, err} }
 	var errs []error
-	if !routeName.MatchString(name) {
+	if !routeName().MatchString(name) {
 		errs = append(errs, f("", errors.New("route names are lowercase letters, digits and '-', starting with a letter")))
 	}
 	if u.URL == "" && builtin[name].URL == "" {
@@ -358,7 +359,7 @@ func ParseUpstreamFlag(s string) (name, rawURL string, err error) {
 	if !ok || name == "" || rawURL == "" {
 		return "", "", fmt.Errorf("--upstream %q: want NAME=URL, for example openai=http://127.0.0.1:8080", s)
 	}
-	if !routeName.MatchString(name) {
+	if !routeName().MatchString(name) {
 		return "", "", fmt.Errorf("--upstream %q: route names are lowercase letters, digits and '-'", s)
 	}
 	if err := checkUpstreamURL(rawURL); err != nil {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentbox/agentbox/workspace"
 )
@@ -81,23 +82,23 @@ func validateEngine(p Policy, src Source) error {
 	return nil
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`) })
 
 func validateEnv(p Policy, src Source) error {
 	for i, n := range p.Env.Allow {
-		if !envName.MatchString(n) {
+		if !envName().MatchString(n) {
 			return src.errorf(fmt.Sprintf("env.allow[%d]", i), "name a variable such as LANG, or a prefix pattern such as LC_*", "%q is not a variable name", n)
 		}
 	}
 	return nil
 }
 
-var findingCode = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var findingCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 func validateAccept(p Policy, src Source) error {
 	for i, a := range p.Accept {
 		field := fmt.Sprintf("accept[%d]", i)
-		if !findingCode.MatchString(a.Code) {
+		if !findingCode().MatchString(a.Code) {
 			return src.errorf(field+".code", "use a finding code such as extra-writable-mount (agentbox audit lists them)", "%q is not a finding code", a.Code)
 		}
 		if strings.TrimSpace(a.Reason) == "" {

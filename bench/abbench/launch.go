@@ -69,7 +69,7 @@ func runLaunch(args []string) error {
 	fs.IntVar(&b.n, "n", 30, "measured iterations of each side, interleaved")
 	fs.IntVar(&b.warmup, "warmup", 3, "iterations of each side run first and not measured")
 	fs.StringVar(&b.work, "work", "", "scratch directory (required)")
-	owner := fs.String("owner", "1000:1000", "uid:gid that owns the benchmark workspace (a developer's project, not root's)")
+	owner := fs.String("owner", "1000:1000", "uid:gid that owns the benchmark workspace (a developer's project; 0:0 measures the grant of a root-owned one)")
 	fs.StringVar(&b.rows, "rows", "", "append summary rows to this file")
 	fs.DurationVar(&b.timeout, "timeout", 30*time.Second, "limit for one launch")
 	fs.StringVar(&b.baseRuntime, "baseline-runtime", "", "the baseline's OCI runtime (default: -runtime)")
@@ -119,8 +119,8 @@ func parseOwner(s string) ([2]int, error) {
 	u, g, ok := strings.Cut(s, ":")
 	uid, err1 := strconv.Atoi(u)
 	gid, err2 := strconv.Atoi(g)
-	if !ok || err1 != nil || err2 != nil || uid <= 0 || gid <= 0 {
-		return [2]int{}, fmt.Errorf("-owner %q: want UID:GID of an ordinary user (not 0)", s)
+	if !ok || err1 != nil || err2 != nil || uid < 0 || gid < 0 {
+		return [2]int{}, fmt.Errorf("-owner %q: want UID:GID (0:0 for a root-owned workspace, which the launch grants to the agent)", s)
 	}
 	return [2]int{uid, gid}, nil
 }
