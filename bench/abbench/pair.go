@@ -82,7 +82,9 @@ func runPair(args []string) error {
 	if *address != "" {
 		label += " --engine containerd --address " + *address
 	}
-	fmt.Print(pairReport(label, [2]string{*before, *after}, runs, loadAverage()))
+	if len(runs[0]) > 0 {
+		fmt.Print(pairReport(label, [2]string{*before, *after}, runs, loadAverage()))
+	}
 	for k, name := range []string{"before", "after"} {
 		for _, f := range failures[k] {
 			fmt.Printf("  %s FAILED, pair dropped: %s\n", name, strings.ReplaceAll(f, "\n", " | "))
