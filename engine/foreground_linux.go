@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -129,7 +127,7 @@ func (f *Foreground) openInit(pid int) int {
 	if err != nil {
 		return -1
 	}
-	if isDone(f.done) || parentPid(pid) != f.RuntimePid || unix.PidfdSendSignal(fd, 0, nil, 0) != nil {
+	if isDone(f.done) || ParentPid(pid) != f.RuntimePid || unix.PidfdSendSignal(fd, 0, nil, 0) != nil {
 		unix.Close(fd)
 		return -1
 	}
@@ -182,48 +180,6 @@ func watchDir(dir string) (*dirWatch, error) {
 }
 
 func (w *dirWatch) close() { w.f.Close() }
-
-// processStart reads pid's start time (field 22 of /proc/PID/stat) and
-// whether it is a zombie.
-func processStart(pid int) (start uint64, zombie bool, err error) {
-	f, err := statFields(pid)
-	if err != nil {
-		return 0, false, err
-	}
-	if len(f) < 20 {
-		return 0, false, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	start, err = strconv.ParseUint(string(f[19]), 10, 64)
-	return start, f[0][0] == 'Z' || f[0][0] == 'X', err
-}
-
-// parentPid is pid's parent (field 4 of /proc/PID/stat), 0 if unknown.
-func parentPid(pid int) int {
-	f, err := statFields(pid)
-	if err != nil || len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(string(f[1]))
-	return ppid
-}
-
-// statFields are the fields of /proc/PID/stat after the command name's
-// closing paren: the state first (field 3).
-func statFields(pid int) ([][]byte, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) == 0 || len(f[0]) == 0 {
-		return nil, fmt.Errorf("/proc/%d/stat: no state", pid)
-	}
-	return f, nil
-}
 
 // runtimeGone reports whether the process named pid and start has exited:
 // it is not there, is a zombie, or pid is someone else's now.

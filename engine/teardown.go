@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -290,12 +289,8 @@ func LivePids(keep func(pid int) bool) []int {
 // zombie reports whether pid has exited and awaits its reaping: state Z
 // (or X) in /proc/pid/stat, read after the command name's closing paren.
 func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
+	f, err := readStat(pid)
+	return err == nil && (f[0][0] == 'Z' || f[0][0] == 'X')
 }
 
 // NamespaceInode returns the inode of /proc/pid/ns/kind.
@@ -361,13 +356,23 @@ func removeRunDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
-	if err := unmountUnder(filepath.Join(dir, "bundle")); err != nil {
-		return fmt.Errorf("remove run directory: %w", err)
+	// A bundle removed already (removeBundle) has nothing mounted below
+	// it: a mount point cannot be removed.
+	if bundle := filepath.Join(dir, "bundle"); !notExist(bundle) {
+		if err := unmountUnder(bundle); err != nil {
+			return fmt.Errorf("remove run directory: %w", err)
+		}
 	}
 	if err := RemoveTree(dir); err != nil {
 		return fmt.Errorf("remove run directory: %w", err)
 	}
 	return nil
+}
+
+// notExist reports whether nothing is at path (a link is something).
+func notExist(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // awaitRuntime waits for the foreground runtime process named pid and
@@ -396,8 +401,7 @@ func (r Runtime) stateGone(id string) bool {
 	if r.Name == "runsc" || r.Root == "" || id == "" {
 		return false
 	}
-	_, err := os.Lstat(filepath.Join(r.Root, id))
-	return errors.Is(err, fs.ErrNotExist)
+	return notExist(filepath.Join(r.Root, id))
 }
 
 // stateLeft says what the runtime still holds of sandbox id, nil for

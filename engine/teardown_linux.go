@@ -11,11 +11,9 @@ import (
 )
 
 // mountsUnder lists mount points in this mount namespace under dir: the
-// calling thread's (/proc/thread-self). /proc/self is the main thread's,
-// which a runtime's private mount namespace may hold for good: a goroutine
-// that unshared it (runInMountNS, Foreground.start) ends locked to its
-// thread, and Go parks the main thread then instead of ending it. Every
-// other goroutine runs on a thread in the launcher's own namespace.
+// calling thread's (/proc/thread-self), which is the launcher's own on any
+// goroutine that has not unshared its thread's (nsexec.GoLocked keeps those
+// off the main thread, whose view /proc/self gives).
 func mountsUnder(dir string) []string {
 	f, err := os.Open("/proc/thread-self/mountinfo")
 	if err != nil {

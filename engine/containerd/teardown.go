@@ -284,42 +284,11 @@ type shimProc struct {
 // subreaper, adopts it), checked by its command line as findShim checks
 // each process; else whatever findShim finds.
 func shimOfTask(address, id string, pid int) shimProc {
-	if ppid := parentOf(pid); ppid > 0 && isShim(ppid, address, id) {
+	if ppid := engine.ParentPid(pid); ppid > 0 && isShim(ppid, address, id) {
 		dir, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", ppid))
 		return shimProc{pid: ppid, bundle: dir}
 	}
 	return findShim(address, id)
-}
-
-// parentOf is the parent pid of pid (from /proc/PID/stat), 0 if unknown.
-func parentOf(pid int) int {
-	if pid <= 0 {
-		return 0
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	return statParent(b)
-}
-
-// statParent is the parent pid in a /proc/PID/stat line, "PID (COMM)
-// STATE PPID …", 0 if it has none. COMM may hold spaces and parentheses,
-// so the fields are counted from the last ')'.
-func statParent(b []byte) int {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, err := strconv.Atoi(f[1])
-	if err != nil {
-		return 0
-	}
-	return ppid
 }
 
 // findShim finds the shim of task id on the daemon at address among this
