@@ -70,30 +70,11 @@ func IDMappedMounts(ctx context.Context, r Runtime) (bool, string) {
 // versionRE finds "runc version 1.1.5+ds1" or "crun version 1.8.1".
 var versionRE = regexp.MustCompile(`(?m)^\S+ version (\S+)`)
 
-// knownVersion is the context key of WithRuntimeVersion.
-type knownVersion struct{}
-
-// runtimeRead is a runtime binary's version as the caller read it.
-type runtimeRead struct{ path, version string }
-
-// WithRuntimeVersion returns ctx carrying version as what `path --version`
-// reports, for a caller that read it already (the launcher's runtime step
-// keeps it by the binary's identity, launcher/runtimecache.go): with it,
-// GrantMethod and IDMappedMounts take the version of the runtime at path
-// from ctx instead of running the binary again. An empty version carries
-// nothing.
-func WithRuntimeVersion(ctx context.Context, path, version string) context.Context {
-	if path == "" || version == "" {
-		return ctx
-	}
-	return context.WithValue(ctx, knownVersion{}, runtimeRead{path, version})
-}
-
-// runtimeVersion is r's version: the one ctx carries for r.Path
-// (WithRuntimeVersion), else what `r --version` prints.
+// runtimeVersion is r's version: r.Version when the caller read it
+// already, else what `r --version` prints.
 func runtimeVersion(ctx context.Context, r Runtime) (string, error) {
-	if known, ok := ctx.Value(knownVersion{}).(runtimeRead); ok && known.path == r.Path {
-		return known.version, nil
+	if r.Version != "" {
+		return r.Version, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

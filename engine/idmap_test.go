@@ -64,9 +64,9 @@ func TestGrantMethod(t *testing.T) {
 	}
 }
 
-// A version the caller read already (WithRuntimeVersion) is the one the
+// A version the caller read already (Runtime.Version) is the one the
 // reason names, and the binary is not run for it: the fake here fails if
-// it runs. A version carried for another path is not taken.
+// it runs. Without one, the binary is run.
 func TestGrantMethodKnownVersion(t *testing.T) {
 	dir := t.TempDir()
 	ran := filepath.Join(dir, "ran")
@@ -74,22 +74,20 @@ func TestGrantMethodKnownVersion(t *testing.T) {
 	if err := os.WriteFile(p, []byte("#!/bin/sh\ntouch "+ran+"\necho 'runc version 1.2.3'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := Runtime{Name: "runc", Path: p}
-	method, reason := r.GrantMethod(WithRuntimeVersion(context.Background(), p, "1.1.5+ds1"))
+	r := Runtime{Name: "runc", Path: p, Version: "1.1.5+ds1"}
+	method, reason := r.GrantMethod(context.Background())
 	if method != GrantACL || !strings.Contains(reason, "runc 1.1.5+ds1 has no idmapped mounts") {
 		t.Errorf("with the version known: %s, %q", method, reason)
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("the runtime was run although its version was known")
 	}
-	_, reason = r.GrantMethod(WithRuntimeVersion(context.Background(), "/usr/sbin/other-runc", "1.1.5+ds1"))
+	r.Version = ""
+	_, reason = r.GrantMethod(context.Background())
 	if !strings.Contains(reason, "runc 1.2.3 supports idmapped mounts") {
-		t.Errorf("a version known for another path was taken: %q", reason)
+		t.Errorf("without a known version: %q", reason)
 	}
 	if _, err := os.Stat(ran); err != nil {
-		t.Error("the runtime was not run for a version known only for another path")
-	}
-	if ctx := WithRuntimeVersion(context.Background(), p, ""); ctx != context.Background() {
-		t.Error("an empty version was carried")
+		t.Error("the runtime was not run for a version nobody read")
 	}
 }

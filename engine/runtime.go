@@ -45,6 +45,10 @@ type Runtime struct {
 	// small files whose writing and removal on a disk-backed /run cost
 	// more than the runtime's create. Teardown unmounts it.
 	RootTmpfs bool `json:"-"`
+	// Version is what `Path --version` reports, when the caller read it
+	// already (the launcher keeps it by the binary's identity,
+	// launcher/runtimecache.go); "" has GrantMethod run the binary for it.
+	Version string `json:"-"`
 }
 
 // ProcRoot is /proc: the runtime's sandboxes are this host's processes.

@@ -190,6 +190,9 @@ func (p *prepared) writeBundle() error {
 	rt := engine.Runtime{Name: p.plan.Runtime.Name, Path: p.plan.Runtime.Path, Root: p.dirs.runtimeRoot(p.plan.Runtime.Name), UserNS: p.ids.userNS}
 	rt.Hide = engine.HiddenUnified(rt.Name, p.host.EUID == 0)
 	rt.Helper = p.host.InitPath // a containerd shim's runc helper (engine/containerd)
+	if p.advice.rt.Path == rt.Path {
+		rt.Version = p.advice.rt.Version // read by the runtime step: GrantMethod runs nothing for it
+	}
 	// meta.json gets the runtime with the canaries' write (plantCanaries),
 	// which every run makes before its create: no container of the run can
 	// exist before that, and a gc of a run without one deletes none.
@@ -253,10 +256,7 @@ func (p *prepared) grantWorkspace() error {
 	if err != nil {
 		return err
 	}
-	// The runtime step read the runtime's version (cached by the binary's
-	// identity); the method's reason names it without running it again.
-	ctx := engine.WithRuntimeVersion(context.Background(), p.advice.rt.Path, p.advice.rt.Version)
-	g.Method, g.MethodReason = p.eng.GrantMethod(ctx)
+	g.Method, g.MethodReason = p.eng.GrantMethod(context.Background())
 	part("method")
 	p.grant, p.meta.Grant = g, g
 	if err := p.runDir.WriteMeta(p.meta); err != nil {
