@@ -52,18 +52,17 @@ func NameGroups(a Account, gids, names string) (Account, error) {
 	return a, nil
 }
 
-// ParseDSCLRead reads dscl -read's "Attr: value" lines (a value that
-// dscl wraps starts on the next line, indented) into an Account named
-// name, with gids (from id -G) as its groups, sorted by gid (unnamed:
-// the audit names them).
-func ParseDSCLRead(name, out, gids string) (Account, error) {
+// ParseDSCLAttrs reads dscl -read's "Attr: value" lines into a map; a
+// value that dscl wraps starts on the next line, indented, and every
+// indented line is joined to the attribute before it.
+func ParseDSCLAttrs(out string) map[string]string {
 	attrs := map[string]string{}
 	var last string
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, " ") && last != "" {
-			attrs[last] = strings.TrimSpace(line)
+			attrs[last] = strings.TrimSpace(attrs[last] + " " + strings.TrimSpace(line))
 			continue
 		}
 		k, v, ok := strings.Cut(line, ":")
@@ -73,6 +72,15 @@ func ParseDSCLRead(name, out, gids string) (Account, error) {
 		last = strings.TrimSpace(k)
 		attrs[last] = strings.TrimSpace(v)
 	}
+	return attrs
+}
+
+// ParseDSCLRead reads dscl -read's "Attr: value" lines (a value that
+// dscl wraps starts on the next line, indented) into an Account named
+// name, with gids (from id -G) as its groups, sorted by gid (unnamed:
+// the audit names them).
+func ParseDSCLRead(name, out, gids string) (Account, error) {
+	attrs := ParseDSCLAttrs(out)
 	a := Account{Name: name, Home: attrs["NFSHomeDirectory"], Shell: attrs["UserShell"]}
 	var err error
 	if a.UID, err = strconv.Atoi(attrs["UniqueID"]); err != nil {

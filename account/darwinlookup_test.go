@@ -37,3 +37,11 @@ func TestDarwinLookupArgv(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// A value dscl wraps is joined from its indented lines, however many.
+func TestParseDSCLAttrsJoinsWrappedValues(t *testing.T) {
+	a := ParseDSCLAttrs("RealName:\n agentbox\n sandbox\nUniqueID: 451\nNFSHomeDirectory: /var/empty\n")
+	if a["RealName"] != "agentbox sandbox" || a["UniqueID"] != "451" || a["NFSHomeDirectory"] != "/var/empty" {
+		t.Errorf("ParseDSCLAttrs = %q", a)
+	}
+}

@@ -199,28 +199,6 @@ func checkDarwinPFAnchors(f *Facts) []Result {
 	return []Result{{ID: id, Status: Pass, Layer: LayerDarwinUser, Detail: detail}}
 }
 
-// parseDSCLAttrs reads dscl -read's "Key: value" lines; a value dscl
-// wraps starts on the next line, indented.
-func parseDSCLAttrs(out string) map[string]string {
-	attrs := map[string]string{}
-	var last string
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, " ") && last != "" {
-			attrs[last] = strings.TrimSpace(strings.TrimSpace(attrs[last]) + " " + strings.TrimSpace(line))
-			continue
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		last = strings.TrimSpace(k)
-		attrs[last] = strings.TrimSpace(v)
-	}
-	return attrs
-}
-
 // darwinForbiddenGroups are the groups that give the account more than
 // its own files: administration, the system's group, every local user's,
 // and the packet filter devices' (Wireshark's ChmodBPF).
@@ -236,7 +214,7 @@ func checkDarwinAccount(f *Facts) []Result {
 	if d.AccountErr != "" {
 		return []Result{{ID: id, Status: Fail, Layer: LayerDarwinUser, Detail: "the account " + name + " cannot be read from Directory Services: " + d.AccountErr, Fix: "sudo agentbox setup-user"}}
 	}
-	a := parseDSCLAttrs(d.Account)
+	a := account.ParseDSCLAttrs(d.Account)
 	dscl := "sudo /usr/bin/dscl . -create /Users/" + name
 	var faults, fixes []string
 	fault := func(what, fix string) { faults, fixes = append(faults, what), append(fixes, fix) }

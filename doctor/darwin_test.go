@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/account"
 )
 
 func darwinText(t *testing.T, name string) string {
@@ -138,7 +140,7 @@ func TestDarwinAccount(t *testing.T) {
 	if r := darwinResult(t, f, checkDarwinAccount); r.Status != Fail || r.Fix != "sudo agentbox setup-user" {
 		t.Errorf("no account: %s fix %q", r.Status, r.Fix)
 	}
-	if a := parseDSCLAttrs(darwinText(t, "dscl-read-setup.txt")); a["RealName"] != "agentbox sandbox" || a["UniqueID"] != "451" {
+	if a := account.ParseDSCLAttrs(darwinText(t, "dscl-read-setup.txt")); a["RealName"] != "agentbox sandbox" || a["UniqueID"] != "451" {
 		t.Errorf("dscl attributes %v", a)
 	}
 }
