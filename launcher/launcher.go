@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentbox/agentbox/ledger"
 	"github.com/agentbox/agentbox/policy"
 )
@@ -138,9 +140,21 @@ func (l *launch) parts(parent string) func(part string) {
 // is how the README's account of agentbox's own time was measured.
 func (l *launch) trace(name string, start time.Time) { l.traceFor(name, time.Since(start)) }
 
-// traceFor prints d as the wall time of step name, as trace does.
+// traceFor prints d as the wall time of step name, as trace does. With
+// AGENTBOX_TRACE_CLOCK=1 as well, each line ends in the CLOCK_MONOTONIC
+// time it was printed at ("@SECONDS.MICROSECONDS"), the clock of `perf
+// record -k CLOCK_MONOTONIC`, so that the steps line up with the
+// processes' exec and exit events (docs/bench.md, "A launch's timeline").
 func (l *launch) traceFor(name string, d time.Duration) {
-	if l.cfg.getenv("AGENTBOX_TRACE") == "1" {
-		fmt.Fprintf(l.out, "agentbox: trace: %-16s %8.2fms\n", name, float64(d.Microseconds())/1000)
+	if l.cfg.getenv("AGENTBOX_TRACE") != "1" {
+		return
 	}
+	stamp := ""
+	if l.cfg.getenv("AGENTBOX_TRACE_CLOCK") == "1" {
+		var ts unix.Timespec
+		if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
+			stamp = fmt.Sprintf(" @%d.%06d", ts.Sec, ts.Nsec/1000)
+		}
+	}
+	fmt.Fprintf(l.out, "agentbox: trace: %-16s %8.2fms%s\n", name, float64(d.Microseconds())/1000, stamp)
 }
