@@ -254,7 +254,13 @@ func (l *Listener) answer(fd int) {
 	// that a probe's call answered while AgentStarted runs is still the
 	// probe's.
 	agent := l.agentPhase()
-	c := describe(fd, n)
+	c := call{notif: n, name: syscallName(n.Data)}
+	if agent {
+		// Only the agent's calls are read about: the probes' are only
+		// counted (record), and a probe has its EPERM without waiting
+		// for its /proc/PID/comm and memory to be read.
+		c = describe(fd, n)
+	}
 	now := time.Now().UTC()
 	switch err := refuse(fd, n.ID); {
 	case errors.Is(err, unix.ENOENT):
