@@ -37,6 +37,7 @@ func runRun(ctx context.Context, s stdio, args []string) int {
 		return fail(s, "run", err)
 	}
 	cfg.Argv = cmd
+	launcher.PaceCollector()
 	res, err := launcher.Run(ctx, cfg)
 	if err != nil {
 		return fail(s, "run", err)

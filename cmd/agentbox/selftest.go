@@ -53,6 +53,7 @@ func runSelfTest(ctx context.Context, s stdio, args []string) int {
 		return fail(s, "selftest", usagef("--outside-target goes with --agent; the probes take --probe-target internet=IP:PORT"))
 	}
 	cfg.ProbesOnly = true
+	launcher.PaceCollector()
 	res, err := launcher.Run(ctx, cfg)
 	if err != nil {
 		return fail(s, "selftest", err)
