@@ -56,7 +56,12 @@ func (r *resolver) resolveLandlock() error {
 		paths = append(paths, LandlockPath{Path: link, Optional: true})
 	}
 	for _, m := range p.Mounts {
-		paths = append(paths, LandlockPath{Path: m.Destination, Write: !m.ReadOnly})
+		// A cover's socket may be removed on the host while the sandbox
+		// starts (another run's canary socket, when two runs share a
+		// workspace), which detaches the cover inside: then there is
+		// nothing left there to grant, and the workspace's own rule
+		// governs the path.
+		paths = append(paths, LandlockPath{Path: m.Destination, Write: !m.ReadOnly, Optional: m.Kind == KindCover})
 	}
 	sort.Slice(paths, func(i, j int) bool { return paths[i].Path < paths[j].Path })
 	ll := &Landlock{Paths: paths}
