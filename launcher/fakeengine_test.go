@@ -58,6 +58,11 @@ func fakeInitMain(spec string) int {
 		return selftest.ExitInitFailed
 	}
 	cfg := m.Config
+	// The agent's starter is ready before the first result, as a real
+	// init's usually is: the launcher verifies it beside the probes.
+	if conn.Send(selftest.Message{Type: selftest.MsgAgentReady, PID: agentNSPid}) != nil {
+		return selftest.ExitInitFailed
+	}
 	for _, r := range fi.Probes {
 		if conn.Send(selftest.Message{Type: selftest.MsgResult, Result: &r}) != nil {
 			return selftest.ExitInitFailed

@@ -172,14 +172,21 @@ func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	began := time.Now()
+	early := p.verifyHostEarly()
 	results, err := p.initCh.Results(ctx)
+	host, ran := early.wait()
 	if err != nil {
 		return verified{}, fmt.Errorf("self-test: %w", err)
 	}
 	p.traceResults(began)
 	hostBegan := time.Now()
 	v := verified{results: results}
-	v.host = p.verifyHost() // user.go, user_darwin.go
+	if ran && early.inside == p.initCh.AgentPID() {
+		v.host = host
+		p.l.traceFor("self-test/verify beside", early.took)
+	} else {
+		v.host = p.verifyHost(p.initCh.AgentPID()) // user.go, user_darwin.go
+	}
 	if p.plan.Runtime.Name == "runsc" {
 		selftest.SentrySubstitute(v.results, v.host) // gvisor.go names each difference
 	}
@@ -197,6 +204,46 @@ func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 		return v, refusef("the boundary failed %d probe(s): %s; nothing was started%s", len(failed), strings.Join(probeNames(failed), ", "), probeFix(failed))
 	}
 	return v, nil
+}
+
+// earlyVerify is the host's verification of the sandbox run beside the
+// probes, from the moment init reported the agent's starter ready.
+type earlyVerify struct {
+	done    chan struct{}
+	started bool
+	inside  int // the agent-to-be it verified, as init named it
+	host    []selftest.Result
+	took    time.Duration
+}
+
+// verifyHostEarly has the host verify the sandbox as soon as init
+// reports the agent's starter ready (selftest.Launcher.OnAgentReady):
+// from then on the starter only waits for the go, so what the host reads
+// of it and of init is what it would read after the last probe, and the
+// reading is off the wait for the last result. The callback runs on the
+// goroutine that reads the results and only starts the verification.
+func (p *prepared) verifyHostEarly() *earlyVerify {
+	e := &earlyVerify{done: make(chan struct{})}
+	p.initCh.OnAgentReady(func(inside int) {
+		e.started, e.inside = true, inside
+		go func() {
+			defer close(e.done)
+			began := time.Now()
+			e.host = p.verifyHost(inside) // user.go, user_darwin.go
+			e.took = time.Since(began)
+		}()
+	})
+	return e
+}
+
+// wait returns the early verification's results once it has ended, and
+// whether it ran at all.
+func (e *earlyVerify) wait() ([]selftest.Result, bool) {
+	if !e.started {
+		return nil, false
+	}
+	<-e.done
+	return e.host, true
 }
 
 // traceResults splits the wait for init's results that began at began:
@@ -227,7 +274,10 @@ func (p *prepared) excuses() selftest.Excuses {
 // the agent (init names it by its pid inside the sandbox); an agent pid
 // that cannot be found stays 0, which makes the host checks UNKNOWN. The
 // pid found is kept for the hand-over, which names the same process.
-func (p *prepared) sandboxPIDs() selftest.SandboxPIDs {
+func (p *prepared) sandboxPIDs() selftest.SandboxPIDs { return p.sandboxPIDsOf(p.initCh.AgentPID()) }
+
+// sandboxPIDsOf is sandboxPIDs for the agent-to-be init names inside.
+func (p *prepared) sandboxPIDsOf(inside int) selftest.SandboxPIDs {
 	pids := selftest.SandboxPIDs{Init: p.sess.Pid()}
 	if p.plan.Runtime.Name == "runsc" {
 		// runsc's pid file names the sandbox process, the Sentry: the
@@ -235,7 +285,7 @@ func (p *prepared) sandboxPIDs() selftest.SandboxPIDs {
 		pids.Sentry = true
 		return pids
 	}
-	if inside := p.initCh.AgentPID(); inside > 0 {
+	if inside > 0 {
 		if p.agent.inside != inside || p.agent.host == 0 {
 			host, _ := agentHostPID(p.eng.ProcRoot(), pids.Init, inside)
 			p.agent.inside, p.agent.host = inside, host

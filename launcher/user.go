@@ -111,9 +111,10 @@ func (p *prepared) checkAccount() error {
 // processes, which outlive init otherwise unseen.
 func (p *prepared) becomeSubreaper() error { return engine.BecomeSubreaper() }
 
-// verifyHost is the host's verification of the sandbox through procfs.
-func (p *prepared) verifyHost() []selftest.Result {
-	return selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDs(), p.hostState())
+// verifyHost is the host's verification through procfs of the sandbox
+// whose agent-to-be init names inside.
+func (p *prepared) verifyHost(inside int) []selftest.Result {
+	return selftest.VerifyHost(p.eng.ProcRoot(), p.sandboxPIDsOf(inside), p.hostState())
 }
 
 // hostState is what VerifyHost compares the sandbox with: the launcher's

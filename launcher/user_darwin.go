@@ -268,8 +268,9 @@ func (p *prepared) userInit(ic *selftest.InitConfig) {
 // verifyHost checks the starter, the agent-to-be, from the host: the
 // kernel's process table (sysctl kern.proc.pid) gives its real, effective
 // and saved ids. macOS has no procfs, no namespaces and no uid_map, so
-// Linux's host checks have nothing to read here.
-func (p *prepared) verifyHost() []selftest.Result {
+// Linux's host checks have nothing to read here. (init names no
+// agent-to-be here: the session's process is the starter.)
+func (p *prepared) verifyHost(int) []selftest.Result {
 	if p.user == nil || p.sess == nil {
 		return nil
 	}

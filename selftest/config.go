@@ -10,8 +10,8 @@ import (
 
 // ProtocolVersion is the version of InitConfig and of the init protocol. Init
 // refuses a configuration with another version. Version 2 added
-// Command.User and the pid in "probes-done".
-const ProtocolVersion = 2
+// Command.User and the pid in "probes-done"; version 3 "agent-ready".
+const ProtocolVersion = 3
 
 // InitConfig is everything agentbox-init needs, sent by the launcher as the
 // first line on the init fd. It is also the input of Run and of

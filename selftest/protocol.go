@@ -21,6 +21,7 @@ import (
 const (
 	MsgConfig     = "config"      // launcher → init: the InitConfig
 	MsgResult     = "result"      // init → launcher: one probe Result
+	MsgAgentReady = "agent-ready" // init → launcher, among the results: pid of the agent-to-be, now as it will start
 	MsgProbesDone = "probes-done" // init → launcher: no more results; pid of the agent-to-be
 	MsgGo         = "go"          // launcher → init: start the agent
 	MsgAbort      = "abort"       // launcher → init: exit without starting it
@@ -136,6 +137,9 @@ func (c *Conn) Close() error { return c.c.Close() }
 type Launcher struct {
 	conn     *Conn
 	agentPID int
+	// onReady is called with the agent-to-be's pid when init reports it
+	// ready, from the goroutine reading the results (OnAgentReady).
+	onReady func(pid int)
 	// first and last are when Results read its first and last result.
 	first, last time.Time
 }
@@ -177,16 +181,32 @@ func (l *Launcher) Configure(cfg InitConfig) error {
 	return l.conn.Send(Message{Type: MsgConfig, Config: &cfg})
 }
 
+// OnAgentReady has Results call fn with the pid of init's child that will
+// become the agent once init reports that child ready (MsgAgentReady),
+// which it may do while the probes still run: from then on the child
+// only waits for the go, so that the host may verify it beside them. fn
+// runs on the goroutine calling Results and must not block.
+func (l *Launcher) OnAgentReady(fn func(pid int)) { l.onReady = fn }
+
 // Results reads the probe results until init says it is done. An error
 // message from init, or the connection closing first, is an error.
 func (l *Launcher) Results(ctx context.Context) ([]Result, error) {
 	var out []Result
 	for {
-		m, err := l.recv(ctx, MsgResult, MsgProbesDone)
+		m, err := l.recv(ctx, MsgResult, MsgAgentReady, MsgProbesDone)
 		if err != nil {
 			return out, err
 		}
-		if m.Type == MsgProbesDone {
+		switch m.Type {
+		case MsgAgentReady:
+			if m.PID > 0 && l.agentPID == 0 {
+				l.agentPID = m.PID
+				if l.onReady != nil {
+					l.onReady(m.PID)
+				}
+			}
+			continue
+		case MsgProbesDone:
 			l.agentPID = m.PID
 			return out, nil
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,10 @@ func TestProtocol(t *testing.T) {
 	}
 	res := Result{Probe: "p", Expect: Deny, Decision: Deny, RunID: "r1"}
 	code := 3
+	var ready []int
+	l.OnAgentReady(func(pid int) { ready = append(ready, pid) })
 	go func() {
+		_ = side.Send(Message{Type: MsgAgentReady, PID: 7})
 		_ = side.Send(Message{Type: MsgResult, Result: &res})
 		_ = side.Send(Message{Type: MsgProbesDone, PID: 7})
 		if g, err := side.Recv(ctx); err != nil || g.Type != MsgGo {
@@ -53,6 +57,9 @@ func TestProtocol(t *testing.T) {
 	}
 	if l.AgentPID() != 7 {
 		t.Errorf("agent pid %d, want 7 from probes-done", l.AgentPID())
+	}
+	if !slices.Equal(ready, []int{7}) {
+		t.Errorf("OnAgentReady called with %v, want [7] once, among the results", ready)
 	}
 	if err := l.Go(); err != nil {
 		t.Fatal(err)

@@ -59,12 +59,20 @@ func initMain() int {
 	}
 	// The agent's starter becomes the agent while the probes run: both are
 	// children started the same way, neither sees the other's fds, and the
-	// launcher verifies the starter from the host only after the probes, as
-	// before. Its start (a process, the agent's ids, the seccomp filter) is
-	// then off the launch's critical path.
+	// launcher verifies the starter from the host once it is ready, beside
+	// the probes. Its start (a process, the agent's ids, the seccomp
+	// filter) and that verification are then off the launch's critical
+	// path.
 	starting := make(chan startResult, 1)
 	go func() {
 		s, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0), cfg.Agent.Protect)
+		if err == nil {
+			// It is the agent now and only prepares and waits from here:
+			// the launcher may verify it from the host beside the probes.
+			// (A failed send leaves that to after them; the results say
+			// why the channel broke.)
+			_ = conn.Send(selftest.Message{Type: selftest.MsgAgentReady, PID: s.pid})
+		}
 		if err == nil && len(cfg.Agent.Args) > 0 {
 			// It prepares the agent's start (directory, path, Landlock
 			// rulesets) while the probes run, and executes it at the go.

@@ -133,6 +133,8 @@ func TestInitProtocolLandlockAndExitCode(t *testing.T) {
 		}},
 	}
 	l, cmd := startInit(t, bin, cfg)
+	ready := 0
+	l.OnAgentReady(func(pid int) { ready = pid })
 	results, err := l.Results(ctx(t))
 	if err != nil || len(results) != 2 {
 		t.Fatalf("results: %v %v", results, err)
@@ -141,6 +143,9 @@ func TestInitProtocolLandlockAndExitCode(t *testing.T) {
 		if !r.Passed() || !r.Verify() || r.RunID != "it-init" {
 			t.Errorf("%s: %s %s (%s)", r.Probe, r.Decision, r.Observed, r.Detail)
 		}
+	}
+	if ready <= 0 || ready != l.AgentPID() {
+		t.Errorf("agent-ready named pid %d, probes-done %d: want the same starter, reported before the probes were done", ready, l.AgentPID())
 	}
 	if err := l.Go(); err != nil {
 		t.Fatal(err)
@@ -281,7 +286,7 @@ func TestProbeMode(t *testing.T) {
 		code int
 	}{{[]string{"PATH=/bin"}, 0}, {[]string{"GITHUB_TOKEN=x"}, 1}} {
 		cmd := exec.Command(bin, "--probe", "environment-is-clean", "--json")
-		cmd.Env, cmd.Stdin = tc.env, strings.NewReader(`{"version":2,"run_id":"pm"}`)
+		cmd.Env, cmd.Stdin = tc.env, strings.NewReader(fmt.Sprintf(`{"version":%d,"run_id":"pm"}`, selftest.ProtocolVersion))
 		var out bytes.Buffer
 		cmd.Stdout = &out
 		cmd.Run()
