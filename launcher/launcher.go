@@ -144,7 +144,8 @@ func (l *launch) trace(name string, start time.Time) { l.traceFor(name, time.Sin
 // AGENTBOX_TRACE_CLOCK=1 as well, each line ends in the CLOCK_MONOTONIC
 // time it was printed at ("@SECONDS.MICROSECONDS"), the clock of `perf
 // record -k CLOCK_MONOTONIC`, so that the steps line up with the
-// processes' exec and exit events (docs/bench.md, "A launch's timeline").
+// processes' exec and exit events (abbench timeline; docs/bench.md, "A
+// launch's timeline").
 func (l *launch) traceFor(name string, d time.Duration) {
 	if l.cfg.getenv("AGENTBOX_TRACE") != "1" {
 		return

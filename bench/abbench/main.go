@@ -5,6 +5,7 @@
 //
 //	abbench launch  -work DIR [-runtime runc] [-n 30]   agentbox run -- true vs RUNTIME run + delete
 //	abbench pair -before BIN -after BIN -work DIR       two agentbox builds, launch by launch: paired ratio
+//	abbench timeline -work DIR [-runtime runc] [-n 10]  one launch's exec/exit events and steps on one clock (perf)
 //	abbench selftest -work DIR [-n 10]                  agentbox selftest and the probe suite inside a sandbox
 //	abbench suite [-n 20]                               (inside a sandbox) time the probe catalog in-process
 //	abbench audit -container NAME -work DIR             agentbox audit CONTAINER vs docker inspect
@@ -26,6 +27,7 @@ func main() {
 	cmds := map[string]func([]string) error{
 		"launch":   runLaunch,
 		"pair":     runPair,
+		"timeline": runTimeline,
 		"selftest": runSelfTest,
 		"audit":    runAudit,
 		"suite":    runSuite,
@@ -34,7 +36,7 @@ func main() {
 		"exectime": runExecTime,
 	}
 	if len(os.Args) < 2 || cmds[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: abbench launch|pair|selftest|suite|audit|syscalls|exectime|summary [flags] (see scripts/bench.sh)")
+		fmt.Fprintln(os.Stderr, "usage: abbench launch|pair|timeline|selftest|suite|audit|syscalls|exectime|summary [flags] (see scripts/bench.sh)")
 		os.Exit(2)
 	}
 	if err := cmds[os.Args[1]](os.Args[2:]); err != nil {

@@ -41,6 +41,9 @@ func parseLines(stderr string) (steps, parts []step) {
 		if !ok {
 			continue
 		}
+		if at := strings.LastIndex(rest, " @"); at >= 0 {
+			rest = rest[:at] // AGENTBOX_TRACE_CLOCK=1's stamp (timeline.go)
+		}
 		i := strings.LastIndexByte(rest, ' ')
 		if i < 0 {
 			continue
