@@ -126,7 +126,26 @@ func appendResultMessage(b []byte, m Message) ([]byte, bool) {
 	if m.Type != MsgResult || m.Result == nil || m.Config != nil || m.Reason != "" || m.PID != 0 || m.Landlock != nil || m.Code != nil {
 		return b, false
 	}
-	r := m.Result
+	out, ok := appendPlainResult(append(b, `{"type":"result","result":`...), *m.Result)
+	if !ok {
+		return b, false
+	}
+	return append(out, '}'), true
+}
+
+// AppendResult appends r as JSON, exactly as json.Marshal writes it (a
+// json.Encoder adds only the newline): what the probe process prints.
+func AppendResult(b []byte, r Result) ([]byte, error) {
+	if out, ok := appendPlainResult(b, r); ok {
+		return out, nil
+	}
+	j, err := json.Marshal(r)
+	return append(b, j...), err
+}
+
+// appendPlainResult appends r as json.Marshal writes it when all its
+// strings are plain; otherwise it appends nothing and says false.
+func appendPlainResult(b []byte, r Result) ([]byte, bool) {
 	values := [len(resultFields)]string{r.Probe, r.Target, string(r.Expect), string(r.Decision), r.Observed, r.RunID, r.Evidence, r.Detail}
 	for _, v := range values {
 		for k := 0; k < len(v); k++ {
@@ -135,7 +154,7 @@ func appendResultMessage(b []byte, m Message) ([]byte, bool) {
 			}
 		}
 	}
-	b = append(b, `{"type":"result","result":{`...)
+	b = append(b, '{')
 	for k, v := range values {
 		if resultFields[k] == "detail" && v == "" {
 			continue // omitempty
@@ -149,5 +168,5 @@ func appendResultMessage(b []byte, m Message) ([]byte, bool) {
 		b = append(b, v...)
 		b = append(b, '"')
 	}
-	return append(b, "}}"...), true
+	return append(b, '}'), true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -99,5 +100,13 @@ func checkResultMessage(t *testing.T, r Result) {
 	got, err := marshalMessage(m)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("%+v: marshalMessage gives %s (%v), json.Marshal %s", r, got, err, want)
+	}
+	var enc bytes.Buffer
+	if err := json.NewEncoder(&enc).Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	line, err := AppendResult([]byte("x"), r)
+	if err != nil || string(line) != "x"+strings.TrimSuffix(enc.String(), "\n") {
+		t.Fatalf("%+v: AppendResult gives %s (%v), json.Encoder %s", r, line, err, enc.String())
 	}
 }
