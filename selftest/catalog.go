@@ -88,6 +88,49 @@ type Env struct {
 	Proc string
 	// Environ is the environment the probes judge, os.Environ() for real runs.
 	Environ []string
+
+	// mounts, set for the probes of one Run, holds the mount table that
+	// the probes reading it share (see Env.readMounts).
+	mounts *mountCache
+}
+
+// mountCache is the mount table as one read of Proc's self/mountinfo gave
+// it, until a probe that could change the table (resource mountTable) has
+// run: Run never runs that probe beside a reader, so every reader sees the
+// table a read of its own would have given it, from one read and one parse
+// instead of one each.
+type mountCache struct {
+	mu     sync.Mutex
+	valid  bool
+	mounts []Mount
+	err    error
+}
+
+// readMounts is the mount table of the calling process under e.Proc: the
+// one cached for this Run when there is one, else read now. Callers only
+// read the slice.
+func (e *Env) readMounts() ([]Mount, error) {
+	c := e.mounts
+	if c == nil {
+		return readMounts(e.Proc)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.valid {
+		c.mounts, c.err = readMounts(e.Proc)
+		c.valid = true
+	}
+	return c.mounts, c.err
+}
+
+// forget drops the cached table: the next reader reads it again.
+func (c *mountCache) forget() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.valid, c.mounts, c.err = false, nil, nil
 }
 
 // NewEnv returns the Env of the running process for cfg.
@@ -205,6 +248,11 @@ func runProbes(ctx context.Context, e *Env, probes []Probe, limit int, emit func
 	if idle != nil {
 		flush = idle
 	}
+	// The probes of this run share one read of the mount table, which
+	// lockFor drops whenever a probe that could change it is done.
+	shared := *e
+	shared.mounts = &mountCache{}
+	e = &shared
 	results := make([]Result, len(probes))
 	done := make([]chan struct{}, len(probes))
 	for i := range done {
@@ -267,6 +315,11 @@ func lockFor(locks *[nResources]sync.RWMutex, p Probe, e *Env) func() {
 		switch {
 		case changes&r != 0:
 			locks[i].Lock()
+			if r == mountTable {
+				// Dropped before the lock is: no reader sees the table as
+				// it was before this probe ran.
+				held = append(held, e.mounts.forget)
+			}
 			held = append(held, locks[i].Unlock)
 		case reads&r != 0:
 			locks[i].RLock()

@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 // set emptied, uid and gid 65534, no_new_privs, a small seccomp filter), then
 // runs every probe with the InitConfig read from stdin and writes JSON lines.
 func confinedHelper() int {
+	// no_new_privs is set per thread, and seccomp's TSYNC refuses (EACCES)
+	// unless the calling thread has it: both steps must run on one thread.
+	runtime.LockOSThread()
 	var cfg InitConfig
 	if err := json.NewDecoder(os.Stdin).Decode(&cfg); err != nil {
 		return fail("config", err)

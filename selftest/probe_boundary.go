@@ -104,7 +104,7 @@ func probeHostHome(e *Env) outcome {
 			detail: "the launcher named no host home directory (InitConfig.canaries.host_home)",
 		}
 	}
-	mounts, err := readMounts(e.Proc)
+	mounts, err := e.readMounts()
 	if err != nil {
 		return outcome{target: homes[0].Path, decision: Unknown, observed: "mountinfo-unreadable", detail: err.Error()}
 	}
@@ -152,7 +152,7 @@ func checkCanaryFiles(e *Env, w *worst) {
 	if len(c.Files) == 0 {
 		return
 	}
-	mounts, err := readMounts(e.Proc)
+	mounts, err := e.readMounts()
 	if err != nil {
 		w.add(Unknown, "mountinfo-unreadable", err.Error())
 	}
@@ -260,7 +260,7 @@ func probeContainerSocket(e *Env) outcome {
 			}
 		}
 	}
-	if mounts, err := readMounts(e.Proc); err != nil {
+	if mounts, err := e.readMounts(); err != nil {
 		w.add(Unknown, "mountinfo-unreadable", err.Error())
 	} else {
 		for _, m := range mounts {

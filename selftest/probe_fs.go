@@ -117,7 +117,7 @@ func probeReleaseAgent(*Env) outcome {
 // is the mask; otherwise an open that succeeds is ALLOW.
 func probeProcKeys(e *Env) outcome {
 	const p = "/proc/keys"
-	if mounts, err := readMounts(e.Proc); err == nil {
+	if mounts, err := e.readMounts(); err == nil {
 		if _, ok := findMountPoint(mounts, p); ok {
 			return outcome{target: p, decision: Deny, observed: "masked", detail: p + " has a mount over it"}
 		}

@@ -86,7 +86,7 @@ func statPPID(path string) (int, bool) {
 
 func probeHostPIDs(e *Env) outcome {
 	procSelf := map[string]string{}
-	mounts, err := readMounts(e.Proc)
+	mounts, err := e.readMounts()
 	if err != nil {
 		return outcome{target: "pid namespace", decision: Unknown, observed: "mountinfo-unreadable", detail: err.Error()}
 	}

@@ -167,7 +167,7 @@ func probeSetuid(e *Env) outcome {
 	if st["NoNewPrivs"] == "1" {
 		return outcome{target: "exec", decision: Deny, observed: "no-new-privs", detail: "no_new_privs is set: exec cannot raise privileges"}
 	}
-	mounts, _ := readMounts(e.Proc)
+	mounts, _ := e.readMounts()
 	for _, p := range setuidCandidates {
 		var s unix.Stat_t
 		if unix.Stat(p, &s) != nil || s.Mode&unix.S_ISUID == 0 || s.Uid != 0 {

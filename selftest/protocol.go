@@ -83,7 +83,7 @@ func (c *Conn) Send(m Message) error {
 
 // Queue adds m as one line to what the next Flush or Send writes.
 func (c *Conn) Queue(m Message) error {
-	b, err := json.Marshal(m)
+	b, err := marshalMessage(m)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", m.Type, err)
 	}

@@ -39,8 +39,7 @@ func ReadResultsBatched(out io.Reader, seen map[string]bool, emit func(Result) e
 	for {
 		line, err := readLine(br)
 		if len(line) > 0 {
-			var r Result
-			if json.Unmarshal(line, &r) == nil && !seen[r.Probe] {
+			if r, derr := unmarshalResult(line); derr == nil && !seen[r.Probe] {
 				seen[r.Probe] = true
 				if err := emit(r); err != nil {
 					return err

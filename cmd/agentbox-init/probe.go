@@ -69,9 +69,18 @@ func printResults(e *selftest.Env, out, errw io.Writer, asJSON bool) int {
 	return 0
 }
 
+// printJSON writes each result as a JSON line, as a json.Encoder would
+// (selftest.AppendResult: without reflection for the usual results).
 func printJSON(w *bufio.Writer) func(selftest.Result) error {
-	enc := json.NewEncoder(w)
-	return func(r selftest.Result) error { return enc.Encode(r) }
+	var line []byte
+	return func(r selftest.Result) error {
+		var err error
+		if line, err = selftest.AppendResult(line[:0], r); err != nil {
+			return err
+		}
+		_, err = w.Write(append(line, '\n'))
+		return err
+	}
 }
 
 // printTable writes aligned rows; the table appears when flush is called.
