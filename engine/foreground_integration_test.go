@@ -5,6 +5,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -211,5 +212,101 @@ func TestForegroundKeepsTheOrderOfOneFileForBothStreamsAsRoot(t *testing.T) {
 				_ = r.Delete(context.Background(), id, true)
 			}
 		})
+	}
+}
+
+// WaitExit returns the first process's report once that process has
+// exited, and the session is Pending until Settle: a teardown given the
+// runtime's RuntimeDone waits for it beside its cleanups, is clean and
+// calls no runtime, and Settle then checks the report against the
+// runtime's status (an error when they disagree) and writes out the
+// sandbox's output.
+func TestForegroundWaitExitThenSettleAsRoot(t *testing.T) {
+	for _, name := range []string{"runc", "crun"} {
+		for _, report := range []int{7, 3} {
+			t.Run(fmt.Sprintf("%s/report-%d", name, report), func(t *testing.T) {
+				r, id, run := foregroundRuntime(t, name, "trap 'echo hello; exit 7' USR1; echo ready; sleep 100 & while :; do sleep 0.01; done")
+				s, out := runForeground(t, r, id, run)
+				ns, err := NamespaceInode(s.Pid(), "pid")
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.ExitReport = func(context.Context) (int, error) { return report, nil }
+				for {
+					if b, _ := os.ReadFile(out.Name()); string(b) == "ready\n" {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				sigs := make(chan os.Signal, 1)
+				sigs <- syscall.SIGUSR1
+				code, err := s.WaitExit(context.Background(), sigs, false)
+				if code != report || err != nil {
+					t.Fatalf("WaitExit = %d, %v; want the report, %d", code, err, report)
+				}
+				if !s.Pending() {
+					t.Fatal("WaitExit returned on the report, but the session is not pending")
+				}
+				if pids := PidsInNamespace(ns); len(pids) > 0 {
+					t.Errorf("WaitExit returned while the sandbox still had processes %v", pids)
+				}
+				cleaned := false
+				teardownBeside(t, r, id, run, ns, s, func() error { cleaned = true; return nil })
+				if !cleaned {
+					t.Error("the cleanup did not run")
+				}
+				code, err = s.Settle()
+				switch {
+				case report == 7 && (code != 7 || err != nil):
+					t.Errorf("Settle = %d, %v; want 7", code, err)
+				case report != 7 && (code != 7 || err == nil || !strings.Contains(err.Error(), "reported exit status 3")):
+					t.Errorf("Settle = %d, %v; want 7 and the disagreement with the report", code, err)
+				}
+				if s.Pending() {
+					t.Error("the session is still pending after Settle")
+				}
+				if b, _ := os.ReadFile(out.Name()); string(b) != "ready\nhello\n" {
+					t.Errorf("sandbox output %q, want ready and hello", b)
+				}
+			})
+		}
+	}
+}
+
+// teardownBeside tears a pending session's run down as the launcher does,
+// with the runtime's RuntimeDone, through a runtime binary that records
+// each call: it must be clean, call no runtime, and find the runtime's
+// process and state gone.
+func teardownBeside(t *testing.T, r Runtime, id, run string, ns uint64, s *Session, cleanup func() error) {
+	t.Helper()
+	calls := filepath.Join(t.TempDir(), "calls")
+	recorder := filepath.Join(t.TempDir(), r.Name)
+	if err := os.WriteFile(recorder, []byte("#!/bin/sh\necho \"$@\" >>"+calls+"\nexec "+r.Path+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rpid, rstart := s.Runtime()
+	var parts []string
+	rec := Runtime{Name: r.Name, Path: recorder, Root: r.Root}.Teardown(context.Background(), Target{
+		ID: id, RunDir: run, PidNS: ns, InitPid: s.Pid(), Cgroup: "/agentbox-enginetest/" + id,
+		RuntimePid: rpid, RuntimeStart: rstart, RuntimeDone: s.RuntimeDone(),
+		Trace: func(part string, _ time.Duration) { parts = append(parts, part) },
+	}, cleanup)
+	if rec.Decision != ledger.DecisionClean {
+		t.Errorf("teardown %+v, want clean", rec)
+	}
+	if !isDone(s.RuntimeDone()) || !runtimeGone(rpid, rstart) {
+		t.Error("teardown ended before the runtime was collected")
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("teardown called %s after its foreground run deleted the container: %q", r.Name, b)
+	}
+	if _, err := os.Lstat(filepath.Join(r.Root, id)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the runtime's state of %s is still there: %v", id, err)
+	}
+	if _, err := os.Lstat(run); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the run directory is still there: %v", err)
+	}
+	if want := "kill cleanups runtime delete bundle walk cgroups run directory proof"; strings.Join(parts, " ") != want {
+		t.Errorf("teardown parts %q, want %q (the runtime awaited beside the cleanups)", parts, want)
 	}
 }

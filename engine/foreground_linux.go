@@ -134,6 +134,37 @@ func (f *Foreground) openInit(pid int) int {
 	return fd
 }
 
+// awaitInit waits until the sandbox's first process has exited, through
+// its pidfd, and reports true; false when there is no pidfd, or when the
+// runtime has exited and the pidfd still says nothing of the process (its
+// status is then the answer, as before). The
+// pidfd of a pid namespace's first process turns readable only once the
+// kernel has ended and collected every other process of its namespace
+// (zap_pid_ns_processes, in its exit, before the exit is signalled): the
+// sandbox is empty then, though its runtime has yet to collect it and to
+// delete the container.
+func (f *Foreground) awaitInit() bool {
+	if f.initFD < 0 {
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(f.initFD), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(initPoll/time.Millisecond))
+		switch {
+		case n > 0:
+			return fds[0].Revents&(unix.POLLIN|unix.POLLHUP) != 0 // exited; reaped, too, for POLLHUP
+		case err != nil && !errors.Is(err, unix.EINTR):
+			return false
+		case isDone(f.done):
+			return false
+		}
+	}
+}
+
+// initPoll is how long each poll of awaitInit lasts before it checks
+// whether the runtime has exited meanwhile.
+const initPoll = 50 * time.Millisecond
+
 func signalPidfd(fd int, sig syscall.Signal) error {
 	return unix.PidfdSendSignal(fd, sig, nil, 0)
 }

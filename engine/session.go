@@ -52,6 +52,13 @@ type Session struct {
 	fg      *Foreground // the runtime in the foreground, if any
 	term    *Terminal
 	streams *streams
+	// early says that WaitExit returned on the first process's report,
+	// before its foreground runtime had exited: Settle then checks the
+	// report against the runtime's status, and writes out the output.
+	early    bool
+	reported int
+	settled  bool
+	result   waitResult // what Settle returns, once settled
 }
 
 // drainWait bounds how long Wait waits, after the sandbox's first process
@@ -168,8 +175,26 @@ func (s *Session) Start(ctx context.Context) error {
 // which no terminal signals: it gets the interactive ones from here too.
 //
 // When it returns, the sandbox's output has been written out (see Close).
+// It is WaitExit and then Settle.
 func (s *Session) Wait(ctx context.Context, sigs <-chan os.Signal, forwardInteractive bool) (int, error) {
 	defer s.Close()
+	_, _ = s.WaitExit(ctx, sigs, forwardInteractive) // what Settle returns, and waits for if it is early
+	return s.Settle()
+}
+
+// WaitExit is Wait up to the first process's exit, as Wait but for a
+// sandbox whose foreground runtime has not yet exited, which the first
+// process's exit report (ExitReport) then stands for until Settle: once
+// that process reported its agent's exit code and exited, which the
+// kernel completes only after every other process of its pid namespace
+// has ended, WaitExit returns that code while the runtime still collects
+// the process and deletes the container. The code is not final before
+// Settle, which waits for the runtime, checks the report against its
+// status and log as Wait does, and writes out the sandbox's output; in
+// between, the caller may do what does not depend on the runtime's
+// state, the bundle or the output (Pending, RuntimeDone). Otherwise it
+// returns what Wait returns, and the session is settled and closed.
+func (s *Session) WaitExit(ctx context.Context, sigs <-chan os.Signal, forwardInteractive bool) (int, error) {
 	if s.fg != nil {
 		forwardInteractive = true
 	}
@@ -179,7 +204,12 @@ func (s *Session) Wait(ctx context.Context, sigs <-chan os.Signal, forwardIntera
 	for {
 		select {
 		case r := <-done:
+			if s.early {
+				return r.code, r.err
+			}
 			s.drain()
+			s.Close()
+			s.settled, s.result = true, r
 			return r.code, r.err
 		case sig := <-sigs:
 			if t := s.forward(sig, forwardInteractive); t != nil && kill == nil {
@@ -192,6 +222,38 @@ func (s *Session) Wait(ctx context.Context, sigs <-chan os.Signal, forwardIntera
 			ctx = context.Background()
 		}
 	}
+}
+
+// Pending reports whether WaitExit returned before the foreground runtime
+// had exited, and Settle has not run yet.
+func (s *Session) Pending() bool { return s.early && !s.settled }
+
+// RuntimeDone is closed once the foreground runtime has exited and been
+// collected; nil when the sandbox has none.
+func (s *Session) RuntimeDone() <-chan struct{} {
+	if s.fg == nil {
+		return nil
+	}
+	return s.fg.Done()
+}
+
+// Settle returns the sandbox's exit code and error as Wait does. After a
+// WaitExit that returned early (Pending), it first waits for the
+// foreground runtime, checks the first process's report against the
+// runtime's status and log, waits, a bounded time, for the rest of the
+// sandbox's output, and closes the session (Close); otherwise it returns
+// what WaitExit returned.
+func (s *Session) Settle() (int, error) {
+	if !s.settled {
+		if s.early {
+			code, err := s.fg.Wait()
+			s.result.code, s.result.err = checkReport(code, err, s.reported)
+		}
+		s.drain()
+		s.Close()
+		s.settled = true
+	}
+	return s.result.code, s.result.err
 }
 
 // waitFirst waits for the sandbox's first process: as its subreaper, or
@@ -207,22 +269,58 @@ func (s *Session) waitFirst() (int, error) {
 	return Wait(s.pid)
 }
 
+// reportWait bounds how long, once the foreground runtime has exited,
+// waitForeground waits for the first process's report (sent before that
+// process exited: waiting in the channel, if it was sent).
+const reportWait = time.Second
+
 // waitForeground waits for the foreground runtime, which collects the
 // sandbox's first process, deletes the container and exits with that
 // process's status. The code is the one the first process reported
-// (ExitReport), checked against the runtime's status; without a report
-// (a first process that was killed, or that ran no agent) it is the
-// runtime's status.
+// (ExitReport), checked against the runtime's status (checkReport);
+// without a report (a first process that was killed, or that ran no
+// agent) it is the runtime's status. When the report comes, and then the
+// first process exits, before the runtime does, it returns the report and
+// leaves the check to Settle (early).
 func (s *Session) waitForeground() (int, error) {
+	if s.ExitReport == nil {
+		return s.fg.Wait()
+	}
+	reports := make(chan waitResult, 1)
+	go func() {
+		// Until the report, init's exit closing the channel, or the
+		// launcher's own Close of it in teardown.
+		code, err := s.ExitReport(context.Background())
+		reports <- waitResult{code, err}
+	}()
+	var r waitResult
+	select {
+	case r = <-reports:
+		if r.err == nil && s.fg.awaitInit() {
+			s.early, s.reported = true, r.code
+			return r.code, nil
+		}
+	case <-s.fg.Done():
+		select {
+		case r = <-reports:
+		case <-time.After(reportWait):
+			r.err = errors.New("no report")
+		}
+	}
 	code, err := s.fg.Wait()
-	if err != nil || s.ExitReport == nil {
+	if err != nil || r.err != nil {
 		return code, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	reported, rerr := s.ExitReport(ctx) // sent before that process exited: waiting in the channel
-	if rerr != nil {
-		return code, nil
+	return checkReport(code, nil, r.code)
+}
+
+// checkReport is the exit code of a sandbox whose first process reported
+// reported and whose foreground runtime exited with code, or failed with
+// err: the report when the two agree, the runtime's status and an error
+// when they do not.
+func checkReport(code int, err error, reported int) (int, error) {
+	if err != nil {
+		return code, err
 	}
 	if reported != code {
 		return code, fmt.Errorf("the sandbox's first process reported exit status %d, but its runtime exited with %d", reported, code)

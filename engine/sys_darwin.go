@@ -112,6 +112,9 @@ func (r Runtime) RunForeground(context.Context, string, string, CreateOptions) (
 
 func signalPidfd(int, syscall.Signal) error { return errNoNamespaces }
 
+// awaitInit: no foreground runtime ever runs on darwin.
+func (f *Foreground) awaitInit() bool { return false }
+
 func closeFD(int) {}
 
 // runtimeGone: no foreground runtime ever ran on darwin.

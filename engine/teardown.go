@@ -31,6 +31,11 @@ type Target struct {
 	// exited, and teardown waits for it before it looks at that state.
 	RuntimePid   int
 	RuntimeStart uint64
+	// RuntimeDone, when set, is closed once the caller has collected the
+	// runtime process RuntimePid (its own child: Session.RuntimeDone):
+	// teardown then waits on it, not on /proc, and when the sandbox is
+	// empty already it waits beside the cleanups.
+	RuntimeDone <-chan struct{}
 	// Trace, when set, is told each part of the teardown and how long it
 	// took, from the goroutine that called Teardown (the launcher's
 	// AGENTBOX_TRACE=1 sub-steps).
@@ -83,9 +88,6 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 			waitGone(ctx, ns, t.InitPid, 2*time.Second)
 		}
 	})
-	if t.RuntimePid > 0 {
-		t.traced("runtime", func() { note(awaitRuntime(ctx, t.RuntimePid, t.RuntimeStart)) })
-	}
 	// When the walk found the sandbox's pid namespace empty, no process of
 	// it is left to race what follows: the cleanups and the removal of the
 	// bundle (most of the run directory's files) then run while the
@@ -95,14 +97,30 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	// meta.json, which names the run for gc, stays until the end. With
 	// processes found, or no namespace to look in, it is one after the
 	// other, as before.
+	//
+	// A foreground runtime that the caller collects (RuntimeDone) may
+	// still be deleting the container when teardown begins (see
+	// Session.WaitExit): in the overlap, the cleanups run while it does,
+	// and the bundle, where it writes its log, goes once it has exited.
+	// One that is not the caller's to collect is waited for first,
+	// polling /proc, as is every runtime outside the overlap.
 	overlap := ns != 0 && found == 0
+	beside := overlap && t.RuntimePid > 0 && t.RuntimeDone != nil
+	if t.RuntimePid > 0 && !beside {
+		t.traced("runtime", func() { note(t.awaitRuntime(ctx)) })
+	}
 	type deletion struct {
-		err  error
-		took time.Duration
+		err        error
+		took       time.Duration
+		runtime    error         // waiting for the runtime, when beside
+		runtimeFor time.Duration // how long that took
 	}
 	deleted := make(chan deletion, 1)
 	deleteState := func() {
 		var d deletion
+		if beside {
+			d.runtimeFor = timed(func() { d.runtime = t.awaitRuntime(ctx) })
+		}
 		d.took = timed(func() {
 			if r.Path == "" || r.stateGone(t.ID) {
 				return
@@ -118,6 +136,10 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	}
 	joinDelete := func() {
 		d := <-deleted
+		if beside {
+			note(d.runtime)
+			t.trace("runtime", d.runtimeFor)
+		}
 		note(d.err)
 		t.trace("delete", d.took)
 	}
@@ -136,10 +158,15 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	if overlap {
 		go deleteState()
 		runCleanups()
+		if beside {
+			joinDelete()
+		}
 		if !failed {
 			t.traced("bundle", func() { note(removeBundle(t.RunDir)) })
 		}
-		joinDelete()
+		if !beside {
+			joinDelete()
+		}
 		t.traced("walk", func() { rec.SurvivingPIDs = waitGone(ctx, ns, t.InitPid, time.Second) })
 		t.traced("cgroups", func() { cgroups = removeCgroups(t.Cgroup) })
 	} else {
@@ -380,17 +407,48 @@ func notExist(path string) bool {
 // has exited (after a SIGKILLed launcher, its parent-death signal ended it
 // already). One that is still there after a grace is killed, and said.
 func awaitRuntime(ctx context.Context, pid int, start uint64) error {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(runtimeGrace)
 	pause := time.Millisecond
 	for !runtimeGone(pid, start) {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			killRuntime(pid, start)
-			return fmt.Errorf("the runtime's process %d outlived the sandbox's first process and was killed", pid)
+			return outlived(pid)
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 10*time.Millisecond)
 	}
 	return nil
+}
+
+// runtimeGrace is how long a foreground runtime may take, after teardown
+// began, to exit by itself.
+const runtimeGrace = 5 * time.Second
+
+func outlived(pid int) error {
+	return fmt.Errorf("the runtime's process %d outlived the sandbox's first process and was killed", pid)
+}
+
+// awaitRuntime waits for the target's foreground runtime: on RuntimeDone
+// when the caller collects it, with the grace and the kill of the
+// package's awaitRuntime, which polls /proc otherwise.
+func (t Target) awaitRuntime(ctx context.Context) error {
+	if t.RuntimeDone == nil {
+		return awaitRuntime(ctx, t.RuntimePid, t.RuntimeStart)
+	}
+	grace := time.NewTimer(runtimeGrace)
+	defer grace.Stop()
+	select {
+	case <-t.RuntimeDone:
+		return nil
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	killRuntime(t.RuntimePid, t.RuntimeStart)
+	select { // collected once its SIGKILL ended it
+	case <-t.RuntimeDone:
+	case <-time.After(time.Second):
+	}
+	return outlived(t.RuntimePid)
 }
 
 // stateGone reports that the runtime keeps no state of sandbox id, so that

@@ -26,14 +26,16 @@ func gatewayConfig(p policy.Policy, run policy.Run) (netpolicy.Config, error) {
 }
 
 // stopGateway revokes the token and closes the socket, and returns the
-// allow and deny counts for the ledger.
-func (l *launch) stopGateway(gw *netpolicy.RunGateway) ledger.Gateway {
+// allow and deny counts for the ledger, and the warning to print, if any
+// (teardown prints it once the agent's output is written out).
+func stopGateway(gw *netpolicy.RunGateway) (ledger.Gateway, string) {
 	if gw == nil {
-		return ledger.Gateway{}
+		return ledger.Gateway{}, ""
 	}
 	s, err := gw.Stop()
+	warning := ""
 	if err != nil {
-		fmt.Fprintf(l.out, "agentbox: warning: stopping the gateway: %v\n", err)
+		warning = fmt.Sprintf("agentbox: warning: stopping the gateway: %v\n", err)
 	}
-	return ledger.Gateway{Allowed: int(s.Allowed), Denied: int(s.Denied), LogDropped: int(s.LogDropped)}
+	return ledger.Gateway{Allowed: int(s.Allowed), Denied: int(s.Denied), LogDropped: int(s.LogDropped)}, warning
 }

@@ -39,7 +39,7 @@ func CollectGarbage(ctx context.Context, d Dirs, open engine.Opener) ([]ledger.R
 func cleanStale(ctx context.Context, d Dirs, open engine.Opener, rd *engine.RunDir) ledger.Record {
 	start := time.Now().UTC()
 	meta, err := rd.ReadMeta()
-	t := cleanRun(ctx, d, open, rd, meta, nil)
+	t := cleanRun(ctx, d, open, rd, meta, nil, nil)
 	found := fmt.Sprintf("launcher (pid %d) gone; found %s", meta.LauncherPid, describe(t))
 	if err != nil {
 		found += "; " + err.Error()
@@ -59,9 +59,11 @@ func describe(t ledger.Teardown) string {
 }
 
 // cleanRun takes down whatever the run in rd set up, as meta records it, and
-// verifies the result; trace, when set, is told each part of it.
-func cleanRun(ctx context.Context, d Dirs, open engine.Opener, rd *engine.RunDir, meta engine.Meta, trace func(string, time.Duration)) ledger.Teardown {
-	target := engine.Target{ID: rd.ID, RunDir: rd.Path, PidNS: meta.PidNS, InitPid: meta.InitPid, Cgroup: meta.Cgroup, Trace: trace, RuntimePid: meta.RuntimePid, RuntimeStart: meta.RuntimeStart}
+// verifies the result; runtimeDone, when set, is closed once the launcher
+// has collected the run's foreground runtime (engine.Target.RuntimeDone),
+// and trace, when set, is told each part of it.
+func cleanRun(ctx context.Context, d Dirs, open engine.Opener, rd *engine.RunDir, meta engine.Meta, runtimeDone <-chan struct{}, trace func(string, time.Duration)) ledger.Teardown {
+	target := engine.Target{ID: rd.ID, RunDir: rd.Path, PidNS: meta.PidNS, InitPid: meta.InitPid, Cgroup: meta.Cgroup, Trace: trace, RuntimePid: meta.RuntimePid, RuntimeStart: meta.RuntimeStart, RuntimeDone: runtimeDone}
 	var cleanups []func() error
 	var revoked *engine.GrantReport
 	if g := meta.Grant; g != nil {

@@ -128,15 +128,43 @@ func (l *launch) startChecked(ctx context.Context, p *prepared, refuse bool) (ve
 }
 
 // wait is the Wait stage: the agent's exit code, with signals forwarded.
+// With a foreground runtime, the code is the one init reported, once init
+// has exited, while the runtime still deletes the container: teardown
+// waits for the runtime beside its own parts that do not depend on it,
+// and the check of the report against the runtime's status comes after
+// it (finish, settled).
 func (l *launch) wait(ctx context.Context, p *prepared, sigs <-chan os.Signal) (int, error) {
 	started := time.Now()
-	code, err := p.sess.Wait(ctx, sigs, p.plan.Terminal || !engine.ForegroundOfTerminal())
+	code, err := p.sess.WaitExit(ctx, sigs, p.plan.Terminal || !engine.ForegroundOfTerminal())
 	l.trace("agent", started)
 	if err != nil {
 		err = l.step("wait", func() error { return err })
 		return ExitCode(err), err
 	}
 	return code, nil
+}
+
+// settle is r once the exit code the Wait stage returned early (before
+// the foreground runtime's exit, see wait) has been checked against the
+// runtime's status and log in teardown: an error there ends the run as
+// one of the Wait stage would have.
+func settle(r ran, s *settled) ran {
+	if s == nil {
+		return r
+	}
+	if s.err != nil {
+		err := StepError("wait", s.err)
+		r.exit, r.err = ExitCode(err), err
+		return r
+	}
+	r.exit = s.code
+	return r
+}
+
+// settled is what Session.Settle returned, after an early Wait stage.
+type settled struct {
+	code int
+	err  error
 }
 
 // selfTest builds the sandbox the current policy describes, runs every
@@ -198,6 +226,7 @@ func cancelOnSignal(parent context.Context, sigs <-chan os.Signal) (context.Cont
 // verifies it, and appends the record.
 func (l *launch) finish(start time.Time, o outcome) outcome {
 	td := l.tearDown(o.p)
+	o.ran = settle(o.ran, td.settled)
 	if l.cfg.ProbesOnly && o.exit == ExitOK && !td.teardown.Clean() {
 		o.exit = ExitFindings // a self-test whose sandbox left residue did not pass
 	}
@@ -224,6 +253,7 @@ type tornDown struct {
 	teardown ledger.Teardown
 	gateway  ledger.Gateway
 	ws       workspaceAfter
+	settled  *settled // the exit code checked, after an early Wait stage
 }
 
 // tearDown is the Teardown stage: init's channel, the streams, the gateway,
@@ -240,6 +270,17 @@ func (l *launch) tearDown(p *prepared) tornDown {
 		}
 	}
 	var td tornDown
+	// After an early Wait stage (see wait) the runtime may still be
+	// deleting the container: what does not depend on it (init's channel,
+	// the gateway, the denial log, and the cleanups of cleanRun) runs
+	// meanwhile, and nothing is printed until the session is settled and
+	// the agent's output written out.
+	pending := p.sess != nil && p.sess.Pending()
+	var runtimeDone <-chan struct{}
+	if pending {
+		runtimeDone = p.sess.RuntimeDone()
+	}
+	var gwWarning string
 	part("close", func() {
 		if p.initCh != nil {
 			p.initCh.Close()
@@ -247,15 +288,23 @@ func (l *launch) tearDown(p *prepared) tornDown {
 		p.closeDialer()
 		// The agent's output is written out, and the terminal restored,
 		// before any line of agentbox's own.
-		if p.sess != nil {
+		if p.sess != nil && !pending {
 			p.sess.Close()
 		}
-		td.gateway = l.stopGateway(p.gw)
+		td.gateway, gwWarning = stopGateway(p.gw)
 		p.denials.stop(p.gw)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	td.teardown = cleanRun(ctx, p.dirs, l.cfg.opener(), p.runDir, p.meta, sub)
+	td.teardown = cleanRun(ctx, p.dirs, l.cfg.opener(), p.runDir, p.meta, runtimeDone, sub)
 	cancel()
+	if pending {
+		part("settle", func() {
+			code, err := p.sess.Settle()
+			td.settled = &settled{code, err}
+			p.sess.Close()
+		})
+	}
+	fmt.Fprint(l.out, gwWarning)
 	part("workspace", func() { td.ws = l.inspectLeftovers(p.ws) })
 	if label := p.host.SELinuxLabels[0]; label != "" {
 		selinux.ReleaseLabel(label)
