@@ -16,15 +16,19 @@ export AGENTBOX_LAB_AUDIT ?= $(abspath $(CURDIR)/../shared/lab/audit-sandbox.sh)
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-# agentbox-ext is cmd/agentbox built with the agentbox_ext tag: audit,
-# compose, kube and the containerd engine, which agentbox executes from
-# beside itself so that `agentbox run` links none of them (README, "Two
-# binaries"). EXT is the tag for the go commands that must see its files.
-EXT := -tags agentbox_ext
+# agentbox-ext is cmd/agentbox built with the agentbox_ext tag (audit,
+# compose, kube), agentbox-containerd the same package with the
+# agentbox_containerd tag (the containerd engine): agentbox executes them
+# from beside itself so that `agentbox run` links none of them, and a run
+# on containerd links nothing of compose's (README, "Three binaries"). EXT
+# and CTRD are the tags for the go commands that must see their files.
+EXT  := -tags agentbox_ext
+CTRD := -tags agentbox_containerd
 
-build: ## build bin/agentbox, bin/agentbox-ext and bin/agentbox-init (static, no cgo); install all three into one directory
+build: ## build bin/agentbox, bin/agentbox-ext, bin/agentbox-containerd and bin/agentbox-init (static, no cgo); install all four into one directory
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/agentbox ./cmd/agentbox
 	CGO_ENABLED=0 $(GO) build -trimpath $(EXT) -o $(BIN)/agentbox-ext ./cmd/agentbox
+	CGO_ENABLED=0 $(GO) build -trimpath $(CTRD) -o $(BIN)/agentbox-containerd ./cmd/agentbox
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/agentbox-init ./cmd/agentbox-init
 
 setup: ## install and start what the tests need: packages, test user, Docker, containerd, agent CLIs, a kube-apiserver, gVisor's runsc (root; idempotent, cached)
@@ -38,15 +42,18 @@ setup: ## install and start what the tests need: packages, test user, Docker, co
 unit: ## unit tests only (no root, no daemons)
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 $(EXT) ./cmd/agentbox
+	$(GO) test -count=1 $(CTRD) ./cmd/agentbox
 
 test: setup build ## what CI runs: vet, lint, generated files, unit + integration as root, then rootless
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags integration,agentbox_ext ./cmd/agentbox
+	$(GO) vet -tags integration,agentbox_containerd ./cmd/agentbox
 	$(MAKE) lint
 	$(MAKE) verify-generate
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...
 	$(GO) test -count=1 $(EXT) ./cmd/agentbox
+	$(GO) test -count=1 $(CTRD) ./cmd/agentbox
 	AGENTBOX_TEST_RUNTIME=runc $(GO) test -tags integration -count=1 -timeout 15m -skip 'Rootless$$' ./cmd/agentbox/
 	AGENTBOX_TEST_ENGINE=containerd $(GO) test -tags integration -count=1 -timeout 15m -skip '$(CONTAINERD_SKIP)' ./cmd/agentbox/
 	AGENTBOX_TEST_ENGINE=containerd AGENTBOX_TEST_RUNTIME=runc $(GO) test -tags integration -count=1 -timeout 15m -skip '$(CONTAINERD_SKIP)' ./cmd/agentbox/
@@ -93,6 +100,7 @@ CONTAINERD_LINES := 1.7 2.x
 integration: setup build ## unit and integration tests as root (real runc, kernel, Docker); *Rootless tests run in `make rootless`
 	$(GO) test -tags integration -count=1 -timeout 25m -skip 'Rootless$$' ./...
 	$(GO) test -count=1 $(EXT) ./cmd/agentbox
+	$(GO) test -count=1 $(CTRD) ./cmd/agentbox
 
 rootless: setup ## the launcher's integration suite as the unprivileged user agentbox-test
 	scripts/test-rootless.sh
@@ -100,11 +108,14 @@ rootless: setup ## the launcher's integration suite as the unprivileged user age
 lint: $(LINT) ## go vet and golangci-lint (installed into bin/ on first use) for linux and darwin, a darwin/arm64 build of agentbox
 	$(GO) vet ./...
 	$(GO) vet $(EXT) ./cmd/agentbox
+	$(GO) vet $(CTRD) ./cmd/agentbox
 	GOOS=darwin $(GO) vet ./...
 	GOOS=darwin $(GO) vet -tags integration ./...
 	GOOS=darwin $(GO) vet $(EXT) ./cmd/agentbox
+	GOOS=darwin $(GO) vet $(CTRD) ./cmd/agentbox
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/agentbox
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(EXT) -o /dev/null ./cmd/agentbox
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(CTRD) -o /dev/null ./cmd/agentbox
 	$(LINT) run --max-issues-per-linter 0 --max-same-issues 0 ./...
 	GOOS=darwin $(LINT) run --max-issues-per-linter 0 --max-same-issues 0 ./...
 

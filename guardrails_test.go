@@ -134,7 +134,8 @@ var layers = map[string]layer{
 	"launcher/deploy": {may: []string{
 		"audit", "audit/manifest", "compose", "compose/check", "host", "kube", "launcher", "ledger", "netpolicy", "policy",
 	}, exec: true},
-	// The test-only launcher links the containerd engine as agentbox-ext does.
+	// The test-only launcher links the containerd engine as
+	// agentbox-containerd does.
 	"launcher/internal/launchertest": {may: []string{"engine/containerd", "launcher", "policy"}},
 	"cmd/agentbox": {may: []string{
 		"account", "audit", "audit/manifest", "compose", "compose/check", "doctor", "engine/containerd", "host", "launcher",
@@ -246,18 +247,19 @@ func TestShippedBinaryHasNoTestHooks(t *testing.T) {
 	}
 }
 
-// The launch binary (cmd/agentbox built without the agentbox_ext tag)
-// links nothing that only audit, compose, kube or the containerd engine
-// need: Go runs the initialiser of every package a binary links, on every
-// `agentbox run` (issue 14; README, "Two binaries"). agentbox-ext, the same
-// package built with the tag, links them all, and the check must see that.
+// The launch binary (cmd/agentbox built without a helper's tag) links
+// nothing that only audit, compose, kube or the containerd engine need: Go
+// runs the initialiser of every package a binary links, on every `agentbox
+// run` (issue 14; README, "Three binaries"). Each helper links its own
+// share and not the other's: agentbox-ext (agentbox_ext) compose-go and
+// k8s.io, agentbox-containerd (agentbox_containerd) the containerd client,
+// so that a launch on containerd pays no initialiser of compose's; the
+// check must see each.
 func TestLaunchBinaryLinksNoHelperPackages(t *testing.T) {
-	prefixes := []string{
-		"github.com/compose-spec/compose-go/", "k8s.io/", "sigs.k8s.io/", "github.com/containerd/containerd/",
-		"github.com/santhosh-tekuri/jsonschema/", "google.golang.org/grpc", "github.com/klauspost/compress/",
-	}
-	exact := []string{"audit/manifest", "compose", "compose/check", "engine/containerd", "kube", "launcher/deploy"}
-	heavy := func(tags string) []string {
+	manifests := []string{"github.com/compose-spec/compose-go/", "k8s.io/", "sigs.k8s.io/", "github.com/santhosh-tekuri/jsonschema/"}
+	ctrd := []string{"github.com/containerd/containerd/", "google.golang.org/grpc", "github.com/klauspost/compress/"}
+	manifestPkgs := []string{"audit/manifest", "compose", "compose/check", "kube", "launcher/deploy"}
+	heavy := func(tags string, prefixes, exact []string) []string {
 		t.Helper()
 		out, err := exec.Command("go", "list", "-deps", "-tags", tags, "./cmd/agentbox").Output()
 		if err != nil {
@@ -276,13 +278,24 @@ func TestLaunchBinaryLinksNoHelperPackages(t *testing.T) {
 		}
 		return found
 	}
-	if got := heavy(""); len(got) > 0 {
-		t.Errorf("the launch binary links %d package(s) only agentbox-ext needs: %v", len(got), got)
+	if got := heavy("", append(manifests, ctrd...), append(manifestPkgs, "engine/containerd")); len(got) > 0 {
+		t.Errorf("the launch binary links %d package(s) only a helper needs: %v", len(got), got)
 	}
-	ext := strings.Join(heavy("agentbox_ext"), " ")
-	for _, want := range []string{"compose-go", "k8s.io/api", "containerd/containerd", "jsonschema", module + "launcher/deploy"} {
-		if !strings.Contains(ext, want) {
-			t.Errorf("agentbox-ext does not link %s: the check above would not see it either", want)
+	if got := heavy("agentbox_containerd", manifests, manifestPkgs); len(got) > 0 {
+		t.Errorf("agentbox-containerd links %d package(s) only agentbox-ext needs: %v", len(got), got)
+	}
+	if got := heavy("agentbox_ext", ctrd, []string{"engine/containerd"}); len(got) > 0 {
+		t.Errorf("agentbox-ext links %d package(s) only agentbox-containerd needs: %v", len(got), got)
+	}
+	for tags, wants := range map[string][]string{
+		"agentbox_ext":        {"compose-go", "k8s.io/api", "jsonschema", module + "launcher/deploy"},
+		"agentbox_containerd": {"containerd/containerd", "google.golang.org/grpc", module + "engine/containerd"},
+	} {
+		got := strings.Join(heavy(tags, append(manifests, ctrd...), append(manifestPkgs, "engine/containerd")), " ")
+		for _, want := range wants {
+			if !strings.Contains(got, want) {
+				t.Errorf("the build with %s does not link %s: the checks above would not see it either", tags, want)
+			}
 		}
 	}
 }

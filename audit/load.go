@@ -29,7 +29,7 @@ type LoadOptions struct {
 	// Compose loads the compose targets, all at once as one project, and
 	// Kube the Kubernetes manifests, as one input; nil refuses that kind.
 	// They live in audit/composeaudit and audit/kubeaudit, which the
-	// launch path does not link (README, "Two binaries").
+	// launch path does not link (README, "Three binaries").
 	Compose func(ctx context.Context, files []string) ([]Container, error)
 	Kube    func(paths []string) ([]Container, error)
 	// User, when set, audits that user account instead of targets

@@ -22,6 +22,11 @@ const containerdSocket = ctrversion.DefaultAddress
 type ContainerdPolicy struct {
 	Engine  bool
 	Address string
+	// Helper is the program that runs a launch on containerd
+	// (agentbox-containerd beside agentbox, or the running binary when it
+	// links the engine), HelperErr why there is none (launcher.FindHelper's
+	// refusal); both "" leave it unexamined.
+	Helper, HelperErr string
 }
 
 // ContainerdFacts describe the containerd daemon agentbox's containerd
@@ -40,13 +45,17 @@ type ContainerdFacts struct {
 	VersionErr string `json:"version_err,omitempty"`
 	// Shim is containerd-shim-runc-v2 on PATH, "" when missing.
 	Shim string `json:"shim,omitempty"`
+	// Helper is the program agentbox runs a launch on containerd in,
+	// HelperErr why it has none (ContainerdPolicy).
+	Helper    string `json:"helper,omitempty"`
+	HelperErr string `json:"helper_err,omitempty"`
 }
 
 // gatherContainerd asks the daemon the policy p would use its version
 // through ctr; the engine's own version gate
 // (engine/containerd/ctrversion.Gate) judges it.
 func gatherContainerd(ctx context.Context, h Host, f *Facts, p ContainerdPolicy) {
-	c := ContainerdFacts{Address: containerdSocket, Chosen: p.Engine}
+	c := ContainerdFacts{Address: containerdSocket, Chosen: p.Engine, Helper: p.Helper, HelperErr: p.HelperErr}
 	if p.Address != "" {
 		c.Address, c.FromPolicy = p.Address, true
 	}
@@ -91,7 +100,8 @@ func parseCtrServerVersion(out string) string {
 }
 
 // checkContainerd reports whether `agentbox run --engine containerd` can
-// use the daemon: its socket, its version, the runc shim, and which runc
+// use the daemon: its socket, its version, the runc shim, the program that
+// links the engine (agentbox-containerd beside agentbox), and which runc
 // agentbox's tasks run (the plan's runtime, which the engine hands the
 // shim, and whose CVEs the runtime-cves check covers). A daemon that
 // cannot run a sandbox is a WARN, since the engine is one a user chooses,
@@ -129,8 +139,15 @@ func checkContainerd(f *Facts) []Result {
 		r.Status, r.Detail, r.Fix = cannot, r.Detail+", but containerd-shim-runc-v2 is not on PATH: --engine containerd cannot start a task", installCommand(f.OS, "containerd")
 		return []Result{r}
 	}
+	if c.HelperErr != "" {
+		r.Status, r.Detail, r.Fix = cannot, r.Detail+", but agentbox cannot run a launch on it: "+c.HelperErr, "make build, then install bin/agentbox-containerd beside agentbox (README, Install)"
+		return []Result{r}
+	}
 	if note := ctrversion.Untested(c.Version); note != "" {
 		r.Detail += " (" + note + ")"
+	}
+	if c.Helper != "" {
+		r.Detail += "; launches on it run in " + c.Helper
 	}
 	r.Detail += fmt.Sprintf("; its runc shim is %s, and agentbox's tasks run the plan's runtime under it (%s): %s", c.Shim, planRuntime(f), shimRuntimeFixes(f))
 	if strings.Contains(r.Detail, "EXPOSED") {

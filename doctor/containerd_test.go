@@ -41,6 +41,13 @@ func TestCheckContainerd(t *testing.T) {
 		{"a tested 2.x line", func(f *Facts) { f.Runtimes[0].Version = "1.4.1"; f.Containerd.Version = "v2.4.2" }, Pass, "containerd v2.4.2 answers on containerd's default socket " + containerdSocket + "; its runc shim"},
 		{"an untested line", func(f *Facts) { f.Runtimes[0].Version = "1.4.1"; f.Containerd.Version = "2.1.4" }, Pass, "(containerd 2.1 is not a release line agentbox's tests run against (1.6.20, 1.7.35, 2.4.2); the engine makes only calls that containerd has had since 1.6.0); its runc shim"},
 		{"no shim", func(f *Facts) { f.Containerd.Shim = "" }, Warn, "containerd-shim-runc-v2 is not on PATH"},
+		{"its program installed", func(f *Facts) {
+			f.Runtimes[0].Version = "1.4.1"
+			f.Containerd.Helper = "/usr/local/bin/agentbox-containerd"
+		}, Pass, "; launches on it run in /usr/local/bin/agentbox-containerd; its runc shim"},
+		{"its program missing", func(f *Facts) {
+			f.Containerd.HelperErr = "agentbox-containerd is not installed beside agentbox (/x/agentbox-containerd)"
+		}, Warn, "but agentbox cannot run a launch on it: agentbox-containerd is not installed beside agentbox"},
 		{"the policy's address", func(f *Facts) { f.Containerd.Address, f.Containerd.FromPolicy = "/run/other/c.sock", true }, Warn, "answers on /run/other/c.sock (the policy's address:)"},
 	}
 	for _, tt := range tests {
@@ -70,6 +77,7 @@ func TestCheckContainerdChosenByThePolicy(t *testing.T) {
 		{"not running", ContainerdFacts{Address: "/run/x/c.sock", FromPolicy: true, Chosen: true}, "no containerd socket exists at /run/x/c.sock (the policy's address:), which agentbox run uses"},
 		{"too old", ContainerdFacts{Address: containerdSocket, Chosen: true, SocketFound: true, Version: "1.5.9", Shim: "/usr/bin/containerd-shim-runc-v2"}, "older than 1.6.0"},
 		{"no shim", ContainerdFacts{Address: containerdSocket, Chosen: true, SocketFound: true, Version: "1.7.24"}, "containerd-shim-runc-v2 is not on PATH"},
+		{"its program missing", ContainerdFacts{Address: containerdSocket, Chosen: true, SocketFound: true, Version: "1.7.24", Shim: "/usr/bin/containerd-shim-runc-v2", HelperErr: "agentbox-containerd is not installed beside agentbox"}, "agentbox-containerd is not installed"},
 	} {
 		got := checkContainerd(&Facts{OS: OSRelease{ID: "debian"}, Containerd: &tt.c})
 		if len(got) != 1 || got[0].Status != Fail || !got[0].Blocks() || !strings.Contains(got[0].Detail, tt.detail) || !strings.Contains(got[0].Detail, "engine: containerd") || got[0].Fix == "" {
@@ -97,12 +105,12 @@ func TestGatherContainerdAsksThePolicysDaemon(t *testing.T) {
 	}{
 		{ContainerdPolicy{}, containerdSocket, "1.6.20", false, false},
 		{ContainerdPolicy{Engine: true}, containerdSocket, "1.6.20", false, true},
-		{ContainerdPolicy{Engine: true, Address: "/run/private/c.sock"}, "/run/private/c.sock", "1.7.24", true, true},
+		{ContainerdPolicy{Engine: true, Address: "/run/private/c.sock", Helper: "/bin/agentbox-containerd"}, "/run/private/c.sock", "1.7.24", true, true},
 	} {
 		f := &Facts{}
 		gatherContainerd(context.Background(), h, f, tt.p)
 		c := f.Containerd
-		if c == nil || c.Address != tt.addr || c.Version != tt.vers || c.FromPolicy != tt.from || c.Chosen != tt.chose || !c.SocketFound {
+		if c == nil || c.Address != tt.addr || c.Version != tt.vers || c.FromPolicy != tt.from || c.Chosen != tt.chose || !c.SocketFound || c.Helper != tt.p.Helper {
 			t.Errorf("policy %+v: %+v, want %s at %s (from policy %v, chosen %v)", tt.p, c, tt.vers, tt.addr, tt.from, tt.chose)
 		}
 	}

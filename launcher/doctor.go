@@ -15,19 +15,39 @@ import (
 // what the policy the self-test plans with says of containerd (the
 // containerd check examines the daemon that policy would use). The error
 // wraps ErrEngineElsewhere when that policy names an engine this binary
-// does not link: doctor is then agentbox-ext's, whole (ExecHelper), as a
-// run would be.
+// does not link: doctor is then agentbox-containerd's, whole
+// (ExecHelper), as a run would be. The containerd check also reports the
+// program a launch on containerd runs in (containerdHelper).
 func DoctorOptions(getenv func(string) string) (doctor.Options, error) {
 	o := doctor.Options{SelfTest: DoctorSelfTest(getenv), Verdicts: DoctorVerdicts(getenv), RunRoot: DoctorRunRoot(getenv)}
+	o.Containerd.Helper, o.Containerd.HelperErr = containerdHelper()
 	p, err := doctorPolicy(getenv)
 	if err != nil {
 		return o, nil // the self-test plans with the same files and reports it
 	}
-	o.Containerd = doctor.ContainerdPolicy{Engine: p.Engine == EngineContainerd, Address: p.Address}
+	o.Containerd.Engine, o.Containerd.Address = p.Engine == EngineContainerd, p.Address
 	if _, ok := providers[EngineContainerd]; o.Containerd.Engine && !ok {
 		return o, fmt.Errorf("engine %s: %w", p.Engine, ErrEngineElsewhere)
 	}
 	return o, nil
+}
+
+// containerdHelper is the program a launch on containerd runs in: this
+// one, when it links the engine, else agentbox-containerd beside it
+// (FindHelper, with its checks), or why there is none.
+func containerdHelper() (path, why string) {
+	if _, ok := providers[EngineContainerd]; ok {
+		self, err := os.Executable()
+		if err != nil {
+			return "", "the running executable: " + err.Error()
+		}
+		return self, ""
+	}
+	path, err := FindHelper(ContainerdHelperName)
+	if err != nil {
+		return "", err.Error()
+	}
+	return path, ""
 }
 
 // doctorSources are the policy files doctor's self-test plans with: the

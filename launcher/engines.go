@@ -20,15 +20,16 @@ const (
 	// line (engine.Runtime), the default.
 	EngineRuntime = policy.EngineRuntime
 	// EngineContainerd runs the sandbox as a task of a containerd daemon
-	// (package engine/containerd; docs/containerd.md). Only agentbox-ext
-	// links it (ProvideEngine); the launch binary hands such a run to it.
+	// (package engine/containerd; docs/containerd.md). Only
+	// agentbox-containerd links it (ProvideEngine); the launch binary, and
+	// agentbox-ext, hand such a run to it.
 	EngineContainerd = policy.EngineContainerd
 )
 
 // containerdRecordFile is engine/containerd's RecordFile, the file of a
 // run's bundle that says the run is on containerd (a test checks that the
 // two agree): the launch binary, which does not link that engine, reads
-// it to hand such a run's gc to agentbox-ext.
+// it to hand such a run's gc to agentbox-containerd.
 const containerdRecordFile = "containerd.json"
 
 // EngineProvider is an engine the binary links beyond the runtime's
@@ -42,19 +43,20 @@ type EngineProvider struct {
 
 var providers = map[string]EngineProvider{}
 
-// ProvideEngine links the engine called name (agentbox-ext's containerd).
+// ProvideEngine links the engine called name (agentbox-containerd's
+// containerd).
 // It is called from an init, before any launch.
 func ProvideEngine(name string, p EngineProvider) { providers[name] = p }
 
 // ErrEngineElsewhere is what OpenEngine and CollectGarbage answer for an
-// engine this binary does not link: the command is agentbox-ext's
+// engine this binary does not link: the command is agentbox-containerd's
 // (ExecHelper), whole.
-var ErrEngineElsewhere = errors.New("the engine is linked into agentbox-ext, not into this binary")
+var ErrEngineElsewhere = errors.New("the engine is linked into " + ContainerdHelperName + ", not into this binary")
 
 // EngineElsewhere reports, before anything of a launch is done, that the
 // merged policy of cfg (flags, and the policy files the launcher would
 // believe) names an engine this binary does not link: the command is then
-// agentbox-ext's, whole (ExecHelper). Any other problem of the policy is
+// agentbox-containerd's, whole (ExecHelper). Any other problem of the policy is
 // left to the launch, which reports it in its place.
 func EngineElsewhere(cfg Config) error {
 	if cfg.Engine != nil {
@@ -129,7 +131,8 @@ func policyEngine(p policy.Policy, euid uint32) (engine.Opener, string, error) {
 	}
 	// The socket is judged first, in whichever binary plans the run: the
 	// launch binary refuses a socket others control before it hands the
-	// run to agentbox-ext (ErrEngineElsewhere), which judges it again.
+	// run to agentbox-containerd (ErrEngineElsewhere), which judges it
+	// again.
 	addr := p.Address
 	if addr == "" {
 		addr = ctrversion.DefaultAddress
@@ -184,8 +187,8 @@ func (pl *planned) openEngine() error {
 }
 
 // elsewhere reports a stale run that an engine this binary does not link
-// must take down: the gc is then agentbox-ext's, before anything is
-// cleaned.
+// must take down: the gc is then agentbox-containerd's, before anything
+// is cleaned.
 func elsewhere(stale []*engine.RunDir) error {
 	if _, ok := providers[EngineContainerd]; ok {
 		return nil

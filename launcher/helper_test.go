@@ -57,3 +57,26 @@ func TestCheckHelper(t *testing.T) {
 		})
 	}
 }
+
+// audit, compose and kube go to agentbox-ext; whatever else agentbox hands
+// over (a command on the containerd engine) goes to agentbox-containerd,
+// and a missing one says what it holds.
+func TestHelperFor(t *testing.T) {
+	for cmd := range HelperCommands {
+		if got := HelperFor(cmd); got != HelperName {
+			t.Errorf("%s goes to %s, want %s", cmd, got, HelperName)
+		}
+	}
+	for _, cmd := range []string{"run", "selftest", "spec", "doctor", "gc"} {
+		if got := HelperFor(cmd); got != ContainerdHelperName {
+			t.Errorf("%s goes to %s, want %s", cmd, got, ContainerdHelperName)
+		}
+	}
+	err := checkHelper(filepath.Join(t.TempDir(), ContainerdHelperName), []uint32{0, uint32(os.Geteuid())})
+	if err == nil || !strings.Contains(err.Error(), "agentbox-containerd is not installed beside agentbox") || !strings.Contains(err.Error(), "--engine containerd") {
+		t.Errorf("a missing agentbox-containerd: %v, want it named with the engine it holds", err)
+	}
+	if _, err := FindHelper("agentbox-nonesuch"); err == nil {
+		t.Error("FindHelper looked for a program that is not one of agentbox's helpers")
+	}
+}

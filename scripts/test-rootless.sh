@@ -19,7 +19,8 @@ work=$(mktemp -d /tmp/agentbox-rootless.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 CGO_ENABLED=0 go build -o "$work/agentbox" ./cmd/agentbox
-CGO_ENABLED=0 go build -tags agentbox_ext -o "$work/agentbox-ext" ./cmd/agentbox # audit, compose, kube, containerd (README, "Two binaries")
+CGO_ENABLED=0 go build -tags agentbox_ext -o "$work/agentbox-ext" ./cmd/agentbox # audit, compose, kube (README, "Three binaries")
+CGO_ENABLED=0 go build -tags agentbox_containerd -o "$work/agentbox-containerd" ./cmd/agentbox # the containerd engine
 CGO_ENABLED=0 go build -o "$work/agentbox-init" ./cmd/agentbox-init
 CGO_ENABLED=0 go build -o "$work/launchertest" ./launcher/internal/launchertest # test-only: pauses at a step
 go test -c -tags integration -o "$work/agentbox.test" ./cmd/agentbox

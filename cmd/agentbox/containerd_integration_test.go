@@ -346,7 +346,8 @@ func TestContainerdRefusesGvisorAsRoot(t *testing.T) {
 
 // With engine: containerd and address: in the user's policy, doctor
 // examines that daemon, not containerd's default socket, and its self-test
-// runs there (doctor is then agentbox-ext's, as run is); with an address:
+// runs there (doctor is then agentbox-containerd's, as run is, and says
+// so); with an address:
 // where no daemon answers, the containerd check fails, since agentbox run
 // would.
 func TestContainerdDoctorChecksThePolicysDaemonAsRoot(t *testing.T) {
@@ -378,6 +379,9 @@ func TestContainerdDoctorChecksThePolicysDaemonAsRoot(t *testing.T) {
 	ctr, st, _ := doctorCheck(addr)
 	if ctr.Status == doctor.Fail || !strings.Contains(ctr.Detail, "answers on "+addr+" (the policy's address:), which agentbox run uses") {
 		t.Errorf("containerd check %+v, want the daemon at %s, named as the policy's", ctr, addr)
+	}
+	if helper := filepath.Join(filepath.Dir(agentboxBin), "agentbox-containerd"); !strings.Contains(ctr.Detail, "launches on it run in "+helper) {
+		t.Errorf("containerd check %+v, want it to name %s, where the launches run", ctr, helper)
 	}
 	if st.Status != doctor.Pass {
 		t.Errorf("selftest check %+v, want PASS", st)

@@ -26,7 +26,7 @@ func runDoctor(ctx context.Context, s stdio, args []string) int {
 		return code
 	}
 	opts, err := launcher.DoctorOptions(s.Getenv)
-	if err != nil { // the policy names an engine that agentbox-ext links
+	if err != nil { // the policy names an engine that agentbox-containerd links
 		return launcher.ExecHelper(append([]string{"doctor"}, args...), s.In, s.Out, s.Err)
 	}
 	if *withAgents && len(pos)+len(cmd) == 0 {

@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// agentbox runs audit, compose and kube from agentbox-ext beside it, with
-// the arguments, streams and exit code passed through; without a helper
+// agentbox runs audit, compose and kube from agentbox-ext beside it, and
+// a launch on containerd from agentbox-containerd beside it, with the
+// arguments, streams and exit code passed through; without the helper
 // beside it (one on PATH does not count), or with one someone else could
 // have replaced, it says what to install and exits 4.
 func TestHelperBesideAgentboxOnly(t *testing.T) {
@@ -41,12 +42,37 @@ func TestHelperBesideAgentboxOnly(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(alone, "agentbox"), data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	onPath := filepath.Dir(agentboxBin) // agentbox-ext is there
+	onPath := filepath.Dir(agentboxBin) // agentbox-ext and agentbox-containerd are there
 	for _, args := range [][]string{{"audit", "--codes"}, {"compose", "--help"}, {"kube", "--help"}, {"run", "--engine", "containerd", "--", "true"}} {
-		c, out := code(append([]string{filepath.Join(alone, "agentbox")}, args...), "PATH="+onPath+":"+os.Getenv("PATH"))
-		if c != 4 || !strings.Contains(out, "agentbox-ext is not installed beside agentbox") || !strings.Contains(out, "make build") {
-			t.Errorf("agentbox %v without agentbox-ext beside it: exit %d, want 4 and the fix\n%s", args, c, out)
+		helper := "agentbox-ext"
+		if args[0] == "run" {
+			helper = "agentbox-containerd"
 		}
+		c, out := code(append([]string{filepath.Join(alone, "agentbox")}, args...), "PATH="+onPath+":"+os.Getenv("PATH"))
+		if c != 4 || !strings.Contains(out, helper+" is not installed beside agentbox") || !strings.Contains(out, "make build") {
+			t.Errorf("agentbox %v without %s beside it: exit %d, want 4 and the fix\n%s", args, helper, c, out)
+		}
+	}
+	// agentbox-ext links no containerd engine either: it hands such a run
+	// on to agentbox-containerd beside it, and says so when it is missing.
+	ext, err := os.ReadFile(filepath.Join(filepath.Dir(agentboxBin), "agentbox-ext"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(alone, "agentbox-ext"), ext, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c, out := code([]string{filepath.Join(alone, "agentbox-ext"), "run", "--engine", "containerd", "--", "true"}); c != 4 || !strings.Contains(out, "agentbox-containerd is not installed beside agentbox") || !strings.Contains(out, "--engine containerd") {
+		t.Errorf("agentbox-ext run --engine containerd without agentbox-containerd beside it: exit %d, want 4 and the fix\n%s", c, out)
+	}
+	if err := os.WriteFile(filepath.Join(alone, "agentbox-containerd"), data, 0o755); err != nil { // the launch binary under that name
+		t.Fatal(err)
+	}
+	if c, out := code([]string{filepath.Join(alone, "agentbox"), "run", "--engine", "containerd", "--", "true"}); c != 4 || !strings.Contains(out, "built without the agentbox_containerd tag") {
+		t.Errorf("agentbox-containerd that is the launch binary: exit %d, want 4, not a loop\n%s", c, out)
+	}
+	if err := os.Remove(filepath.Join(alone, "agentbox-ext")); err != nil {
+		t.Fatal(err)
 	}
 	helper := filepath.Join(alone, "agentbox-ext")
 	if err := os.WriteFile(helper, data, 0o755); err != nil { // the launch binary under the helper's name

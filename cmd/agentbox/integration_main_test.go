@@ -19,7 +19,7 @@ import (
 
 // agentboxBin is the binary under test: $AGENTBOX_BIN when the caller built
 // it (the rootless suite does), else built once here, with agentbox-ext
-// beside it. launchertestBin, the
+// and agentbox-containerd beside it. launchertestBin, the
 // test-only launcher that pauses at a named step, sits beside it.
 var agentboxBin, launchertestBin string
 
@@ -69,8 +69,9 @@ func testMain(m *testing.M) (int, error) {
 	}
 	agentboxBin, launchertestBin = filepath.Join(dir, "agentbox"), filepath.Join(dir, "launchertest")
 	for out, pkg := range map[string]string{
-		agentboxBin: ".", filepath.Join(dir, "agentbox-ext"): "-tags=agentbox_ext .", // the launch binary and its helper
-		filepath.Join(dir, "agentbox-init"): "../agentbox-init", launchertestBin: "../../launcher/internal/launchertest",
+		agentboxBin: ".", filepath.Join(dir, "agentbox-ext"): "-tags=agentbox_ext .", // the launch binary and its helpers
+		filepath.Join(dir, "agentbox-containerd"): "-tags=agentbox_containerd .", filepath.Join(dir, "agentbox-init"): "../agentbox-init",
+		launchertestBin: "../../launcher/internal/launchertest",
 	} {
 		build := exec.Command("go", append([]string{"build", "-o", out}, strings.Fields(pkg)...)...)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -6,7 +6,9 @@
 // others), prints what comes back, and maps every error to the exit codes
 // of DESIGN.md §5 with one mapper, launcher.ExitCode. Each subcommand
 // lives in its own file and registers itself with register; those that
-// only agentbox-ext links are executed there (launcher.ExecHelper; ext.go).
+// only a helper links are executed there (launcher.ExecHelper): audit,
+// compose and kube in agentbox-ext, the containerd engine in
+// agentbox-containerd (containerd.go).
 package main
 
 import (

@@ -85,12 +85,17 @@ func (e *Engine) GrantMethod(ctx context.Context) (method, reason string) {
 // records the daemon for gc. The daemon is dialled while the bundle is
 // written: neither waits for the other, and a daemon that does not answer
 // fails the step all the same (the run directory, bundle included, is
-// then torn down as after any failed step).
+// then torn down as after any failed step). When the daemon runs in this
+// process's mount namespace (daemonSharesMounts), the synthesized root
+// goes into a tmpfs on the bundle's root, as the runtime CLI's does
+// (Runtime.RootTmpfs): its shims, and their runtime, see that mount, and
+// Create proves that the task's root is it (sameRoot).
 func (e *Engine) WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 	if err := e.supported(); err != nil {
 		return err
 	}
 	tr := tracer{step: "bundle"}
+	tr.part("mount namespace", func() { e.Runtime.RootTmpfs = daemonSharesMounts(e.Address) })
 	dialed := make(chan error, 1)
 	go func() {
 		began := time.Now()
@@ -210,6 +215,12 @@ func (e *Engine) Create(ctx context.Context, id, bundle string, o engine.CreateO
 	r.client = c
 	addRun(e.Address, id, r)
 	tr.part("shim record", func() { e.recordShim(bundle, id, int(r.task.Pid())) })
+	// The runtime ran in the daemon's mount namespace: its root must be
+	// the bundle's root as this launcher wrote it (a tmpfs on it, or the
+	// directory), not what another namespace has at that path.
+	if err := sameRoot(int(r.task.Pid()), s.Root.Path); err != nil {
+		return 0, fmt.Errorf("containerd: task %s: %w", id, err)
+	}
 	return int(r.task.Pid()), nil
 }
 

@@ -15,3 +15,9 @@ func peerIsRoot(*net.UnixConn) bool { return false }
 
 // openPty refuses, as the engine does on darwin.
 func openPty() (master, peer *os.File, err error) { return nil, nil, errNotLinux }
+
+// daemonSharesMounts is false on darwin: no root is a tmpfs there.
+func daemonSharesMounts(string) bool { return false }
+
+// sameRoot has nothing to check on darwin, where no task is created.
+func sameRoot(int, string) error { return errNotLinux }

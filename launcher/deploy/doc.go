@@ -5,5 +5,5 @@
 // ledger. It sits beside package launcher, whose policy, plan, error kinds
 // and ledger it uses, so that the launch binary links neither the
 // renderers nor the compose and Kubernetes loaders: only agentbox-ext does
-// (README, "Two binaries").
+// (README, "Three binaries").
 package deploy

@@ -1,7 +1,7 @@
 // Package ctrversion reads and gates a containerd daemon's version: the
 // engine/containerd engine refuses a daemon older than MinVersion, and
 // doctor judges the daemon it finds with the same Gate, without linking
-// the containerd client (README, "Two binaries").
+// the containerd client (README, "Three binaries").
 package ctrversion
 
 import (

@@ -11,7 +11,7 @@
 //
 // It runs in the working directory as its workspace, with the user's own
 // policy file and the environment's directories, as `agentbox run` would,
-// and links the containerd engine as agentbox-ext does, so that the
+// and links the containerd engine as agentbox-containerd does, so that the
 // failure tests also run on engine: containerd (AGENTBOX_TEST_ENGINE).
 package main
 

@@ -1,4 +1,4 @@
-//go:build agentbox_ext
+//go:build agentbox_containerd
 
 package main
 
@@ -7,9 +7,9 @@ import (
 	"github.com/agentbox/agentbox/launcher"
 )
 
-// agentbox-ext, this package built with agentbox_ext, also links the
-// commands of launcher.HelperCommands (audit.go, compose.go, kube.go) and
-// the containerd engine.
+// agentbox-containerd, this package built with agentbox_containerd, also
+// links the containerd engine; agentbox-ext (agentbox_ext) links the
+// commands of launcher.HelperCommands (audit.go, compose.go, kube.go).
 func init() {
 	launcher.ProvideEngine(launcher.EngineContainerd, launcher.EngineProvider{Open: containerd.Opener, Recorded: containerd.Recorded})
 }
