@@ -30,7 +30,11 @@ type prepared struct {
 	runDir *engine.RunDir
 	meta   engine.Meta
 	ids    idMap
-	spec   *specs.Spec
+	// spec is the rendered spec: what the self-audit judges. bundled is
+	// the bundle's, spec with the denial log's notify rules (denials.go),
+	// nil when the run has none; bundleSpec says which.
+	spec    *specs.Spec
+	bundled *specs.Spec
 	// findings are the self-audit's, accepted ones included.
 	findings []audit.Finding
 	// advice is the runtime step's verdicts (runtimecheck.go).
@@ -62,6 +66,7 @@ type prepared struct {
 // that make things from the plan, those of the target the plan is for
 // (user.go for TargetUser, else makeSteps).
 func (p *prepared) runRecipe(ctx context.Context) error {
+	warmUp() // warmup.go
 	if err := p.l.runSteps(ctx, p.planSteps()); err != nil {
 		return err
 	}
@@ -76,28 +81,35 @@ func (p *prepared) runRecipe(ctx context.Context) error {
 // runtime's advisory verdicts, with the id slot a run would get (the
 // allocator's Peek): nothing is made, leased or started.
 func (p *prepared) makeSteps(ctx context.Context) []namedStep {
-	var steps []namedStep
+	checkRuntime := func() error { return p.checkRuntime(ctx) }
 	if p.dry {
-		return append(steps, namedStep{"ids", p.mapIDs}, namedStep{"render", p.render}, namedStep{"runtime", func() error { return p.checkRuntime(ctx) }})
+		return []namedStep{{name: "ids", run: p.mapIDs}, {name: "render", run: p.render}, {name: "runtime", run: checkRuntime}}
 	}
-	return append(steps, []namedStep{
-		{"gc", p.collectStale},
-		{"run directory", p.createRunDir},
-		{"ids", p.mapIDs},
-		{"render", p.render},
-		{"runtime", func() error { return p.checkRuntime(ctx) }},
-		{"audit", p.auditSpec},
-		{"denial log", p.startDenialLog},
-		{"gateway", p.startGateway},
-		{"init binary", func() error { return p.initBin.install() }},
-		{"bundle", p.writeBundle},
-		{"lsm", p.loadLSM},
-		{"workspace grant", p.grantWorkspace},
-		{"canaries", p.plantCanaries},
-		{"init channel", p.openInit},
-		{"create", func() error { return p.create(ctx) }},
-		{"configure init", p.configureInit},
-	}...)
+	return []namedStep{
+		{name: "gc", run: p.collectStale},
+		{name: "run directory", run: p.createRunDir},
+		{name: "ids", run: p.mapIDs},
+		{name: "render", run: p.render},
+		{name: "runtime", run: checkRuntime},
+		// The self-audit judges the rendered spec (p.spec) while the
+		// denial log makes the bundle's from it (p.bundled): each only
+		// reads the spec, and neither makes a path the audit resolves
+		// (the gateway's socket, the init binary's copy and the bundle's
+		// files come after its verdict, as before).
+		sideBySide("audit and denial log",
+			[]namedStep{{name: "audit", run: p.auditSpec}},
+			[]namedStep{{name: "denial log", run: p.startDenialLog}},
+		),
+		{name: "gateway", run: p.startGateway},
+		{name: "init binary", run: func() error { return p.initBin.install() }},
+		{name: "bundle", run: p.writeBundle},
+		{name: "lsm", run: p.loadLSM},
+		{name: "workspace grant", run: p.grantWorkspace},
+		{name: "canaries", run: p.plantCanaries},
+		{name: "init channel", run: p.openInit},
+		{name: "create", run: func() error { return p.create(ctx) }},
+		{name: "configure init", run: p.configureInit},
+	}
 }
 
 // collectStale cleans what crashed runs left before this one starts.
@@ -186,6 +198,15 @@ func (p *prepared) startGateway() error {
 	return nil
 }
 
+// bundleSpec is the spec the bundle holds and the record digests: the
+// rendered one with the denial log's notify rules where it has them.
+func (p *prepared) bundleSpec() *specs.Spec {
+	if p.bundled != nil {
+		return p.bundled
+	}
+	return p.spec
+}
+
 func (p *prepared) writeBundle() error {
 	rt := engine.Runtime{Name: p.plan.Runtime.Name, Path: p.plan.Runtime.Path, Root: p.dirs.runtimeRoot(p.plan.Runtime.Name), UserNS: p.ids.userNS}
 	rt.Hide = engine.HiddenUnified(rt.Name, p.host.EUID == 0)
@@ -197,16 +218,16 @@ func (p *prepared) writeBundle() error {
 	// which every run makes before its create: no container of the run can
 	// exist before that, and a gc of a run without one deletes none.
 	p.meta.Runtime, p.eng = rt, p.l.cfg.opener()(rt)
-	s := p.spec
+	s := p.bundleSpec()
 	if ns := p.ids.userNS; ns != nil {
 		var err error
-		if s, err = ns.Spec(p.spec); err != nil {
+		if s, err = ns.Spec(s); err != nil {
 			return err
 		}
 	}
 	if weaken := p.l.cfg.Weaken; weaken != nil {
-		// A deep copy: a test's change never reaches p.spec, the audited
-		// and recorded one.
+		// A deep copy: a test's change never reaches p.bundleSpec(), the
+		// recorded one.
 		var cp specs.Spec
 		data, err := json.Marshal(s)
 		if err == nil {
