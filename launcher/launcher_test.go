@@ -19,8 +19,8 @@ import (
 // prepareSteps are the steps of the Prepare stage, in order.
 var prepareSteps = []string{
 	"policy", "host", "workspace", "inputs", "plan", "evidence",
-	"gc", "run directory", "ids", "render", "runtime", "audit", "denial log", "gateway", "init binary", "bundle", "lsm",
-	"workspace grant", "canaries", "init channel", "create", "configure init",
+	"gc", "run directory", "ids", "render", "runtime", "audit", "denial log", "canaries", "gateway", "init binary", "bundle", "lsm",
+	"workspace grant", "workspace canary", "init channel", "create", "configure init",
 }
 
 // passing are probe results of a sandbox that holds.

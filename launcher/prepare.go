@@ -92,20 +92,21 @@ func (p *prepared) makeSteps(ctx context.Context) []namedStep {
 		{name: "render", run: p.render},
 		{name: "runtime", run: checkRuntime},
 		// The self-audit judges the rendered spec (p.spec) while the
-		// denial log makes the bundle's from it (p.bundled): each only
-		// reads the spec, and neither makes a path the audit resolves
-		// (the gateway's socket, the init binary's copy and the bundle's
-		// files come after its verdict, as before).
-		sideBySide("audit and denial log",
+		// denial log makes the bundle's from it (p.bundled) and the
+		// host's canaries are planted: each only reads the spec, and none
+		// makes a path the audit resolves (the gateway's socket, the init
+		// binary's copy and the bundle's files, which are binds' sources,
+		// come after its verdict, as before).
+		sideBySide("audit beside the denial log and the canaries",
 			[]namedStep{{name: "audit", run: p.auditSpec}},
-			[]namedStep{{name: "denial log", run: p.startDenialLog}},
+			[]namedStep{{name: "denial log", run: p.startDenialLog}, {name: "canaries", run: p.plantHostCanaries}},
 		),
 		{name: "gateway", run: p.startGateway},
 		{name: "init binary", run: func() error { return p.initBin.install() }},
 		{name: "bundle", run: p.writeBundle},
 		{name: "lsm", run: p.loadLSM},
 		{name: "workspace grant", run: p.grantWorkspace},
-		{name: "canaries", run: p.plantCanaries},
+		{name: "workspace canary", run: p.plantWorkspaceCanary},
 		{name: "init channel", run: p.openInit},
 		{name: "create", run: func() error { return p.create(ctx) }},
 		{name: "configure init", run: p.configureInit},
@@ -138,7 +139,7 @@ func (p *prepared) createRunDir() error {
 	if d.Path != p.run.Dir || d.Bundle() != p.run.Bundle {
 		return fmt.Errorf("run directory %s is not where the plan put it (%s)", d.Path, p.run.Dir)
 	}
-	p.meta = engine.Meta{RunID: p.run.ID, LauncherPid: os.Getpid(), Started: time.Now().UTC(), Command: p.l.argv()}
+	p.meta = engine.Meta{RunID: p.run.ID, LauncherPid: os.Getpid(), Started: time.Now().UTC(), Command: p.l.argv(), Canaries: p.canaryNames()}
 	if p.plan.Identity.IDMap.Mode == policy.IDSlot {
 		// The id lease the ids step takes is the run's own id's: named
 		// here, before it exists (gc's release passes over a lease that
@@ -214,7 +215,8 @@ func (p *prepared) writeBundle() error {
 	if p.advice.rt.Path == rt.Path {
 		rt.Version = p.advice.rt.Version // read by the runtime step: GrantMethod runs nothing for it
 	}
-	// meta.json gets the runtime with the canaries' write (plantCanaries),
+	// meta.json gets the runtime with the workspace canary's write
+	// (plantWorkspaceCanary),
 	// which every run makes before its create: no container of the run can
 	// exist before that, and a gc of a run without one deletes none.
 	p.meta.Runtime, p.eng = rt, p.l.cfg.opener()(rt)
@@ -263,8 +265,8 @@ func (p *prepared) loadLSM() error {
 // host uid for the run (see engine.Grant); the grant is in meta.json
 // before it touches a file, so a crash leaves enough to revoke it. What
 // the grant did (meta.Granted, for the record) goes into meta.json with
-// the canaries' names, the next step's first act (plantCanaries), not in
-// a write of its own.
+// the next step's first act (plantWorkspaceCanary), not in a write of its
+// own.
 func (p *prepared) grantWorkspace() error {
 	id := p.plan.Identity
 	if !id.GrantWorkspace {
@@ -294,31 +296,53 @@ func (p *prepared) grantWorkspace() error {
 }
 
 // plantCanaries plants the canaries the run chose before planning: the
-// environment variable, the files in the home and the run directory, the
-// workspace socket the plan covers, and the network listeners. meta.json
-// names the files and the socket before any of them exists (gc's removal
-// passes over one that is not there), in one write, so that a crash at any
-// point leaves none of them unnamed; the same write records what the
-// workspace grant did.
+// host's (plantHostCanaries), then the workspace's (plantWorkspaceCanary).
+// The OCI recipe (makeSteps) runs the two as steps of their own.
 func (p *prepared) plantCanaries() error {
-	c := &p.canaries
-	c.plantEnvCanary(p.canary)
-	p.meta.Canaries = canaryFiles(p.host.Home, p.runDir.Path, p.run.ID)
-	if p.ws.root != "" {
-		p.meta.Canaries = append(p.meta.Canaries, filepath.Join(p.ws.root, p.canary.socket))
-	}
-	if err := p.runDir.WriteMeta(p.meta); err != nil {
+	if err := p.plantHostCanaries(); err != nil {
 		return err
 	}
+	return p.plantWorkspaceCanary()
+}
+
+// canaryNames are the files and the workspace socket plantCanaries plants,
+// which meta.json names from the run directory's first write on, before
+// any of them exists (gc's removal passes over one that is not there), so
+// that a crash at any point leaves none of them unnamed.
+func (p *prepared) canaryNames() []string {
+	names := canaryFiles(p.host.Home, p.run.Dir, p.run.ID)
+	if p.ws.root != "" {
+		names = append(names, filepath.Join(p.ws.root, p.canary.socket))
+	}
+	return names
+}
+
+// plantHostCanaries plants the environment variable, the files in the
+// home and the run directory, and the network listeners. None of them is
+// a path the self-audit reads (a bind's source), so the OCI recipe plants
+// them beside it.
+func (p *prepared) plantHostCanaries() error {
+	c := &p.canaries
+	c.plantEnvCanary(p.canary)
 	if err := c.plantFiles(p.host.Home, p.runDir.Path, p.run.ID); err != nil {
 		return err
 	}
-	if p.ws.root != "" {
-		if err := p.plantWorkspaceSocket(); err != nil {
-			return err
-		}
-	}
 	return c.plantListeners(p.run.ID)
+}
+
+// plantWorkspaceCanary plants the workspace socket the plan covers, after
+// the workspace grant, whose walk never meets it. First it writes
+// meta.json with what the bundle and the grant steps added to it (the
+// runtime, the grant's report): no container of the run can exist before
+// this write, and a gc of a run without it deletes none.
+func (p *prepared) plantWorkspaceCanary() error {
+	if err := p.runDir.WriteMeta(p.meta); err != nil {
+		return err
+	}
+	if p.ws.root == "" {
+		return nil
+	}
+	return p.plantWorkspaceSocket()
 }
 
 // openInit makes the init channel, whose other end becomes fd 3 of init,
