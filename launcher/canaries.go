@@ -84,22 +84,31 @@ func canaryFiles(home, runDir, runID string) []string {
 func (c *canaries) plantFiles(home, runDir, runID string) error {
 	content := []byte(randomToken())
 	c.config.FileSHA256 = selftest.SHA256(content)
-	if home != "" {
-		if hp, err := selftest.IdentifyHostPath("/proc", home); err == nil {
-			c.config.HostHome = append(c.config.HostHome, hp)
-		}
-	}
-	for _, p := range canaryFiles(home, runDir, runID) {
-		dir := filepath.Dir(p)
+	files := canaryFiles(home, runDir, runID)
+	for _, p := range files {
 		if err := os.WriteFile(p, content, 0o600); err != nil {
-			return fmt.Errorf("plant canary in %s: %w", dir, err)
+			return fmt.Errorf("plant canary in %s: %w", filepath.Dir(p), err)
 		}
 		c.files = append(c.files, p)
-		hp, err := selftest.IdentifyHostPath("/proc", p)
-		if err != nil {
-			return err
+	}
+	// The home and the files named from one read of the mount table; a
+	// home that cannot be named is left out, a file must be.
+	named := files
+	if home != "" {
+		named = append([]string{home}, files...)
+	}
+	hps, errs := selftest.IdentifyHostPaths("/proc", named...)
+	if home != "" {
+		if errs[0] == nil {
+			c.config.HostHome = append(c.config.HostHome, hps[0])
 		}
-		c.config.Files = append(c.config.Files, hp)
+		hps, errs = hps[1:], errs[1:]
+	}
+	for i := range files {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		c.config.Files = append(c.config.Files, hps[i])
 	}
 	return nil
 }

@@ -92,7 +92,9 @@ type Config struct {
 	// the pipeline ("create", "self-test", "hand over", …), whether the
 	// step failed or not, so that a failure-injection test can stop the
 	// launcher at an exact point and kill it (see
-	// launcher/internal/launchertest). The agentbox command never sets it.
+	// launcher/internal/launchertest). The steps of a group that run side
+	// by side (sideBySide) are reported once the whole group is done, in
+	// the recipe's order. The agentbox command never sets it.
 	AfterStep func(step string)
 }
 

@@ -41,8 +41,9 @@ type denialLog struct {
 }
 
 // startDenialLog is the step that turns the audited filter's logged
-// denials into notifications for a listener of the launcher's. It runs
-// after the self-audit, which judges the plain filter: to an outsider a
+// denials into notifications for a listener of the launcher's, in the
+// bundle's spec (bundleSpec); the self-audit, which runs beside it,
+// judges the plain filter of the rendered one: to an outsider a
 // notify rule leaves the call to whatever answers, and agentbox's
 // listener answers EPERM, which is what the audited filter does (the
 // kernel answers ENOSYS once no listener is left). Where the kernel or
@@ -65,7 +66,16 @@ func (p *prepared) startDenialLog() error {
 		return nil
 	}
 	d.listener = l
-	return spec.WithSeccomp(prof.LoggedOCI(arch, l.Path))(p.spec)
+	// The bundle's spec is a copy with a filter of its own; p.spec, which
+	// the self-audit reads meanwhile (sideBySide), stays as rendered.
+	// Nothing of the copy is written but its Linux.Seccomp.
+	s, linux := *p.spec, *p.spec.Linux
+	s.Linux = &linux
+	if err := spec.WithSeccomp(prof.LoggedOCI(arch, l.Path))(&s); err != nil {
+		return err
+	}
+	p.bundled = &s
+	return nil
 }
 
 // startLandlock starts reading the kernel's Landlock audit records when

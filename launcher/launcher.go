@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,12 +30,25 @@ type launch struct {
 	ev *ledger.Evidence
 }
 
+// lockedWriter is the launcher's notes' writer, one Write at a time: the
+// steps of a group (sideBySide) write their notes and traces at once.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(b)
+}
+
 // newLaunch checks cfg and opens its evidence channel before anything
 // runs. For a run, JSON without Evidence is a usage error: the evidence
 // used to go to stderr, where the agent can print a forged record before
 // the real one.
 func newLaunch(cfg Config) (*launch, error) {
-	l := &launch{cfg: cfg, out: cfg.stderr()}
+	l := &launch{cfg: cfg, out: &lockedWriter{w: cfg.stderr()}}
 	if cfg.JSON && cfg.Evidence == "" && !cfg.ProbesOnly {
 		return nil, WithKind(KindUsage, fmt.Errorf("--json needs --evidence FD|FILE: the agent writes to stdout and stderr too, so evidence there could be forged; for example: agentbox run --json --evidence 3 -- CMD 3>evidence.jsonl"))
 	}
@@ -50,10 +64,31 @@ func newLaunch(cfg Config) (*launch, error) {
 }
 
 // namedStep is one step of a recipe: its name (for errors and traces) and
-// what it does.
+// what it does; or a group of steps (sideBySide), whose lanes it holds.
 type namedStep struct {
-	name string
-	run  func() error
+	name  string
+	run   func() error
+	lanes [][]namedStep
+}
+
+// sideBySide is a group of the recipe named name: each lane's steps run in
+// order, as runSteps runs a recipe's, and the lanes at the same time, on
+// the launcher's two cores. Steps go in different lanes only when neither
+// reads what the other makes (prepared's fields, files and sockets) and
+// each would fail or succeed as it would in the recipe's order; the step
+// after the group starts once every lane has finished (runGroup).
+func sideBySide(name string, lanes ...[]namedStep) namedStep {
+	return namedStep{name: name, lanes: lanes}
+}
+
+// flat is the group's steps in the recipe's order: the first lane's, then
+// the next lane's.
+func (g namedStep) flat() []namedStep {
+	var out []namedStep
+	for _, lane := range g.lanes {
+		out = append(out, lane...)
+	}
+	return out
 }
 
 // step runs fn and classifies its error (KindOf): bad input is exit 2, a
@@ -75,14 +110,86 @@ func (l *launch) step(name string, fn func() error) error {
 // the next step once ctx has ended (a signal during setup).
 func (l *launch) runSteps(ctx context.Context, steps []namedStep) error {
 	for _, s := range steps {
+		if s.lanes != nil {
+			if err := l.runGroup(ctx, s); err != nil {
+				return err
+			}
+			continue
+		}
 		if ctx.Err() != nil {
-			return l.step(s.name, func() error { return &refusal{"interrupted before the sandbox started"} })
+			return l.step(s.name, interrupted)
 		}
 		if err := l.step(s.name, s.run); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// interrupted is the refusal of a step that ctx's end (a signal during
+// setup) kept from running.
+func interrupted() error { return &refusal{"interrupted before the sandbox started"} }
+
+// runGroup runs a group's lanes side by side (the last on this
+// goroutine), each lane's steps in order, each traced by name as it ends;
+// a lane stops at its first failure, or before its next step once ctx has
+// ended. A failure does not stop the other lanes: each lane runs up to its
+// own first failure, so the group's error is the one the recipe's order
+// would meet first, the same error as when its steps ran one by one. It
+// returns only once every lane has finished, since the steps write
+// prepared's fields that teardown reads; then AfterStep sees the steps
+// that ran, in the recipe's order.
+func (l *launch) runGroup(ctx context.Context, g namedStep) error {
+	type outcome struct {
+		ran bool
+		err error
+	}
+	done := make([][]outcome, len(g.lanes))
+	var wg sync.WaitGroup
+	for i, lane := range g.lanes {
+		done[i] = make([]outcome, len(lane))
+		run := func() {
+			for j, s := range lane {
+				fn := s.run
+				if ctx.Err() != nil {
+					fn = interrupted
+				}
+				start := time.Now()
+				err := fn()
+				l.trace(s.name, start)
+				done[i][j] = outcome{ran: true, err: err}
+				if err != nil {
+					return
+				}
+			}
+		}
+		if i == len(g.lanes)-1 {
+			run()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run()
+		}()
+	}
+	wg.Wait()
+	var first error
+	for i, lane := range g.lanes {
+		for j, s := range lane {
+			o := done[i][j]
+			if !o.ran {
+				break
+			}
+			if l.cfg.AfterStep != nil {
+				l.cfg.AfterStep(s.name)
+			}
+			if o.err != nil && first == nil {
+				first = StepError(s.name, o.err)
+			}
+		}
+	}
+	return first
 }
 
 // LoadPolicy reads the policy files src names (the user's own, then

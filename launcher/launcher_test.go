@@ -19,8 +19,8 @@ import (
 // prepareSteps are the steps of the Prepare stage, in order.
 var prepareSteps = []string{
 	"policy", "host", "workspace", "inputs", "plan", "evidence",
-	"gc", "run directory", "ids", "render", "runtime", "audit", "denial log", "gateway", "init binary", "bundle", "lsm",
-	"workspace grant", "canaries", "init channel", "create", "configure init",
+	"gc", "run directory", "ids", "render", "runtime", "audit", "denial log", "canaries", "gateway", "init binary", "bundle", "lsm",
+	"workspace grant", "workspace canary", "init channel", "create", "configure init",
 }
 
 // passing are probe results of a sandbox that holds.
@@ -174,6 +174,9 @@ func TestTeardownAfterAFailureAtEveryStep(t *testing.T) {
 			if i+1 < len(prepareSteps) {
 				want = steps[i+1]
 			}
+			if next, ok := afterGroup(t, after); ok {
+				want = next // AfterStep sees a group's steps once the group is done
+			}
 			var e *Error
 			if !errors.As(err, &e) || e.Step != want || e.Kind != KindRefused || res.ExitCode != ExitRefused {
 				t.Fatalf("error %v (exit %d), want a refusal at %q (exit 3)", err, res.ExitCode, want)
@@ -193,6 +196,24 @@ func TestTeardownAfterAFailureAtEveryStep(t *testing.T) {
 			r.assertNothingLeft(t)
 		})
 	}
+}
+
+// afterGroup is the step after the group (sideBySide) of the recipe that
+// step is in, and whether it is in one.
+func afterGroup(t *testing.T, step string) (string, bool) {
+	t.Helper()
+	recipe := (&prepared{planned: &planned{}}).makeSteps(t.Context())
+	for i, s := range recipe {
+		for _, g := range s.flat() {
+			if g.name == step && s.lanes != nil {
+				if i+1 == len(recipe) {
+					t.Fatalf("the recipe ends in the group of %q", step)
+				}
+				return recipe[i+1].name, true
+			}
+		}
+	}
+	return "", false
 }
 
 // An interrupted agent is killed; its death is the exit code, and the

@@ -48,12 +48,12 @@ type planned struct {
 // none makes anything outside this process.
 func (pl *planned) planSteps() []namedStep {
 	return []namedStep{
-		{"policy", pl.loadPolicy},
-		{"host", pl.captureHost},
-		{"workspace", pl.inspectWorkspace},
-		{"inputs", pl.chooseRun},
-		{"plan", pl.resolvePlan},
-		{"evidence", pl.checkEvidence},
+		{name: "policy", run: pl.loadPolicy},
+		{name: "host", run: pl.captureHost},
+		{name: "workspace", run: pl.inspectWorkspace},
+		{name: "inputs", run: pl.chooseRun},
+		{name: "plan", run: pl.resolvePlan},
+		{name: "evidence", run: pl.checkEvidence},
 	}
 }
 

@@ -30,7 +30,11 @@ type prepared struct {
 	runDir *engine.RunDir
 	meta   engine.Meta
 	ids    idMap
-	spec   *specs.Spec
+	// spec is the rendered spec: what the self-audit judges. bundled is
+	// the bundle's, spec with the denial log's notify rules (denials.go),
+	// nil when the run has none; bundleSpec says which.
+	spec    *specs.Spec
+	bundled *specs.Spec
 	// findings are the self-audit's, accepted ones included.
 	findings []audit.Finding
 	// advice is the runtime step's verdicts (runtimecheck.go).
@@ -62,6 +66,7 @@ type prepared struct {
 // that make things from the plan, those of the target the plan is for
 // (user.go for TargetUser, else makeSteps).
 func (p *prepared) runRecipe(ctx context.Context) error {
+	warmUp() // warmup.go
 	if err := p.l.runSteps(ctx, p.planSteps()); err != nil {
 		return err
 	}
@@ -76,28 +81,36 @@ func (p *prepared) runRecipe(ctx context.Context) error {
 // runtime's advisory verdicts, with the id slot a run would get (the
 // allocator's Peek): nothing is made, leased or started.
 func (p *prepared) makeSteps(ctx context.Context) []namedStep {
-	var steps []namedStep
+	checkRuntime := func() error { return p.checkRuntime(ctx) }
 	if p.dry {
-		return append(steps, namedStep{"ids", p.mapIDs}, namedStep{"render", p.render}, namedStep{"runtime", func() error { return p.checkRuntime(ctx) }})
+		return []namedStep{{name: "ids", run: p.mapIDs}, {name: "render", run: p.render}, {name: "runtime", run: checkRuntime}}
 	}
-	return append(steps, []namedStep{
-		{"gc", p.collectStale},
-		{"run directory", p.createRunDir},
-		{"ids", p.mapIDs},
-		{"render", p.render},
-		{"runtime", func() error { return p.checkRuntime(ctx) }},
-		{"audit", p.auditSpec},
-		{"denial log", p.startDenialLog},
-		{"gateway", p.startGateway},
-		{"init binary", func() error { return p.initBin.install() }},
-		{"bundle", p.writeBundle},
-		{"lsm", p.loadLSM},
-		{"workspace grant", p.grantWorkspace},
-		{"canaries", p.plantCanaries},
-		{"init channel", p.openInit},
-		{"create", func() error { return p.create(ctx) }},
-		{"configure init", p.configureInit},
-	}...)
+	return []namedStep{
+		{name: "gc", run: p.collectStale},
+		{name: "run directory", run: p.createRunDir},
+		{name: "ids", run: p.mapIDs},
+		{name: "render", run: p.render},
+		{name: "runtime", run: checkRuntime},
+		// The self-audit judges the rendered spec (p.spec) while the
+		// denial log makes the bundle's from it (p.bundled) and the
+		// host's canaries are planted: each only reads the spec, and none
+		// makes a path the audit resolves (the gateway's socket, the init
+		// binary's copy and the bundle's files, which are binds' sources,
+		// come after its verdict, as before).
+		sideBySide("audit beside the denial log and the canaries",
+			[]namedStep{{name: "audit", run: p.auditSpec}},
+			[]namedStep{{name: "denial log", run: p.startDenialLog}, {name: "canaries", run: p.plantHostCanaries}},
+		),
+		{name: "gateway", run: p.startGateway},
+		{name: "init binary", run: func() error { return p.initBin.install() }},
+		{name: "bundle", run: p.writeBundle},
+		{name: "lsm", run: p.loadLSM},
+		{name: "workspace grant", run: p.grantWorkspace},
+		{name: "workspace canary", run: p.plantWorkspaceCanary},
+		{name: "init channel", run: p.openInit},
+		{name: "create", run: func() error { return p.create(ctx) }},
+		{name: "configure init", run: p.configureInit},
+	}
 }
 
 // collectStale cleans what crashed runs left before this one starts.
@@ -126,7 +139,7 @@ func (p *prepared) createRunDir() error {
 	if d.Path != p.run.Dir || d.Bundle() != p.run.Bundle {
 		return fmt.Errorf("run directory %s is not where the plan put it (%s)", d.Path, p.run.Dir)
 	}
-	p.meta = engine.Meta{RunID: p.run.ID, LauncherPid: os.Getpid(), Started: time.Now().UTC(), Command: p.l.argv()}
+	p.meta = engine.Meta{RunID: p.run.ID, LauncherPid: os.Getpid(), Started: time.Now().UTC(), Command: p.l.argv(), Canaries: p.canaryNames()}
 	if p.plan.Identity.IDMap.Mode == policy.IDSlot {
 		// The id lease the ids step takes is the run's own id's: named
 		// here, before it exists (gc's release passes over a lease that
@@ -186,6 +199,15 @@ func (p *prepared) startGateway() error {
 	return nil
 }
 
+// bundleSpec is the spec the bundle holds and the record digests: the
+// rendered one with the denial log's notify rules where it has them.
+func (p *prepared) bundleSpec() *specs.Spec {
+	if p.bundled != nil {
+		return p.bundled
+	}
+	return p.spec
+}
+
 func (p *prepared) writeBundle() error {
 	rt := engine.Runtime{Name: p.plan.Runtime.Name, Path: p.plan.Runtime.Path, Root: p.dirs.runtimeRoot(p.plan.Runtime.Name), UserNS: p.ids.userNS}
 	rt.Hide = engine.HiddenUnified(rt.Name, p.host.EUID == 0)
@@ -193,20 +215,21 @@ func (p *prepared) writeBundle() error {
 	if p.advice.rt.Path == rt.Path {
 		rt.Version = p.advice.rt.Version // read by the runtime step: GrantMethod runs nothing for it
 	}
-	// meta.json gets the runtime with the canaries' write (plantCanaries),
+	// meta.json gets the runtime with the workspace canary's write
+	// (plantWorkspaceCanary),
 	// which every run makes before its create: no container of the run can
 	// exist before that, and a gc of a run without one deletes none.
 	p.meta.Runtime, p.eng = rt, p.l.cfg.opener()(rt)
-	s := p.spec
+	s := p.bundleSpec()
 	if ns := p.ids.userNS; ns != nil {
 		var err error
-		if s, err = ns.Spec(p.spec); err != nil {
+		if s, err = ns.Spec(s); err != nil {
 			return err
 		}
 	}
 	if weaken := p.l.cfg.Weaken; weaken != nil {
-		// A deep copy: a test's change never reaches p.spec, the audited
-		// and recorded one.
+		// A deep copy: a test's change never reaches p.bundleSpec(), the
+		// recorded one.
 		var cp specs.Spec
 		data, err := json.Marshal(s)
 		if err == nil {
@@ -242,8 +265,8 @@ func (p *prepared) loadLSM() error {
 // host uid for the run (see engine.Grant); the grant is in meta.json
 // before it touches a file, so a crash leaves enough to revoke it. What
 // the grant did (meta.Granted, for the record) goes into meta.json with
-// the canaries' names, the next step's first act (plantCanaries), not in
-// a write of its own.
+// the next step's first act (plantWorkspaceCanary), not in a write of its
+// own.
 func (p *prepared) grantWorkspace() error {
 	id := p.plan.Identity
 	if !id.GrantWorkspace {
@@ -273,31 +296,53 @@ func (p *prepared) grantWorkspace() error {
 }
 
 // plantCanaries plants the canaries the run chose before planning: the
-// environment variable, the files in the home and the run directory, the
-// workspace socket the plan covers, and the network listeners. meta.json
-// names the files and the socket before any of them exists (gc's removal
-// passes over one that is not there), in one write, so that a crash at any
-// point leaves none of them unnamed; the same write records what the
-// workspace grant did.
+// host's (plantHostCanaries), then the workspace's (plantWorkspaceCanary).
+// The OCI recipe (makeSteps) runs the two as steps of their own.
 func (p *prepared) plantCanaries() error {
-	c := &p.canaries
-	c.plantEnvCanary(p.canary)
-	p.meta.Canaries = canaryFiles(p.host.Home, p.runDir.Path, p.run.ID)
-	if p.ws.root != "" {
-		p.meta.Canaries = append(p.meta.Canaries, filepath.Join(p.ws.root, p.canary.socket))
-	}
-	if err := p.runDir.WriteMeta(p.meta); err != nil {
+	if err := p.plantHostCanaries(); err != nil {
 		return err
 	}
+	return p.plantWorkspaceCanary()
+}
+
+// canaryNames are the files and the workspace socket plantCanaries plants,
+// which meta.json names from the run directory's first write on, before
+// any of them exists (gc's removal passes over one that is not there), so
+// that a crash at any point leaves none of them unnamed.
+func (p *prepared) canaryNames() []string {
+	names := canaryFiles(p.host.Home, p.run.Dir, p.run.ID)
+	if p.ws.root != "" {
+		names = append(names, filepath.Join(p.ws.root, p.canary.socket))
+	}
+	return names
+}
+
+// plantHostCanaries plants the environment variable, the files in the
+// home and the run directory, and the network listeners. None of them is
+// a path the self-audit reads (a bind's source), so the OCI recipe plants
+// them beside it.
+func (p *prepared) plantHostCanaries() error {
+	c := &p.canaries
+	c.plantEnvCanary(p.canary)
 	if err := c.plantFiles(p.host.Home, p.runDir.Path, p.run.ID); err != nil {
 		return err
 	}
-	if p.ws.root != "" {
-		if err := p.plantWorkspaceSocket(); err != nil {
-			return err
-		}
-	}
 	return c.plantListeners(p.run.ID)
+}
+
+// plantWorkspaceCanary plants the workspace socket the plan covers, after
+// the workspace grant, whose walk never meets it. First it writes
+// meta.json with what the bundle and the grant steps added to it (the
+// runtime, the grant's report): no container of the run can exist before
+// this write, and a gc of a run without it deletes none.
+func (p *prepared) plantWorkspaceCanary() error {
+	if err := p.runDir.WriteMeta(p.meta); err != nil {
+		return err
+	}
+	if p.ws.root == "" {
+		return nil
+	}
+	return p.plantWorkspaceSocket()
 }
 
 // openInit makes the init channel, whose other end becomes fd 3 of init,

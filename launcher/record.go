@@ -69,10 +69,10 @@ func (l *launch) record(start time.Time, o outcome, td tornDown) ledger.Record {
 	for _, src := range p.sources {
 		rec.PolicySources = append(rec.PolicySources, ledger.PolicySource{Path: src.Path, Kind: string(src.Kind), Digest: src.Digest})
 	}
-	if p.spec != nil {
-		rec.Digests.Spec = digestJSON(p.spec)
-		if p.spec.Linux != nil {
-			rec.Digests.Seccomp = digestJSON(p.spec.Linux.Seccomp)
+	if s := p.bundleSpec(); s != nil {
+		rec.Digests.Spec = digestJSON(s)
+		if s.Linux != nil {
+			rec.Digests.Seccomp = digestJSON(s.Linux.Seccomp)
 		}
 	}
 	rec.Findings = LedgerFindings(p.findings)

@@ -68,27 +68,27 @@ func (pl *planned) chooseUser() error {
 // run's cgroup, behind the account's fence.
 func (p *prepared) userSteps(ctx context.Context) []namedStep {
 	if p.dry {
-		return []namedStep{{"render", func() error {
+		return []namedStep{{name: "render", run: func() error {
 			return &policy.InputError{Field: "--isolation", Msg: "agentbox spec renders an OCI runtime's spec, and --isolation user runs none", Fix: "agentbox run --isolation user records its plan in the run's record (agentbox show)"}
 		}}}
 	}
 	p.user = &userRun{}
 	return []namedStep{
-		{"gc", p.collectStale},
-		{"run directory", p.createRunDir},
-		{"account", p.checkAccount},
-		{"ids", p.hostIDMap},
-		{"render", p.renderUser},
-		{"gateway", p.startGateway},
-		{"init binary", func() error { return p.initBin.install() }},
-		{"home", p.makeUserHome},
-		{"bundle", p.writeUserBundle},
-		{"workspace grant", p.grantWorkspace},
-		{"canaries", p.plantCanaries},
-		{"fence canary", p.plantFenceCanary},
-		{"init channel", p.openInit},
-		{"create", func() error { return p.create(ctx) }},
-		{"configure init", p.configureInit},
+		{name: "gc", run: p.collectStale},
+		{name: "run directory", run: p.createRunDir},
+		{name: "account", run: p.checkAccount},
+		{name: "ids", run: p.hostIDMap},
+		{name: "render", run: p.renderUser},
+		{name: "gateway", run: p.startGateway},
+		{name: "init binary", run: func() error { return p.initBin.install() }},
+		{name: "home", run: p.makeUserHome},
+		{name: "bundle", run: p.writeUserBundle},
+		{name: "workspace grant", run: p.grantWorkspace},
+		{name: "canaries", run: p.plantCanaries},
+		{name: "fence canary", run: p.plantFenceCanary},
+		{name: "init channel", run: p.openInit},
+		{name: "create", run: func() error { return p.create(ctx) }},
+		{name: "configure init", run: p.configureInit},
 	}
 }
 

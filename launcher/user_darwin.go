@@ -109,28 +109,28 @@ func (pl *planned) chooseUser() error {
 // as the account behind the pf fence, under the Seatbelt profile.
 func (p *prepared) userSteps(ctx context.Context) []namedStep {
 	if p.dry {
-		return []namedStep{{"render", func() error {
+		return []namedStep{{name: "render", run: func() error {
 			return &policy.InputError{Field: "--isolation", Msg: "agentbox spec renders an OCI runtime's spec, and --isolation user runs none", Fix: "agentbox setup-user --dry-run --os darwin prints the account's plan; agentbox run records the engine's commands in the run's bundle (mac.json)"}
 		}}}
 	}
 	p.user = &userRun{}
 	return []namedStep{
-		{"gc", p.collectStale},
-		{"run directory", p.createRunDir},
-		{"account", p.checkDarwinAccount},
-		{"ids", p.hostIDMap},
-		{"render", p.renderMac},
-		{"gateway", p.startGateway},
-		{"gateway relay", p.startRelay},
-		{"init binary", func() error { return p.initBin.install() }},
-		{"home", p.makeUserHome},
-		{"bundle", p.writeMacBundle},
-		{"workspace grant", func() error { return p.user.mac.Grant(ctx) }},
-		{"canaries", p.plantCanaries},
-		{"fence canary", p.plantFenceCanary},
-		{"init channel", p.openInit},
-		{"create", func() error { return p.create(ctx) }},
-		{"configure init", p.configureInit},
+		{name: "gc", run: p.collectStale},
+		{name: "run directory", run: p.createRunDir},
+		{name: "account", run: p.checkDarwinAccount},
+		{name: "ids", run: p.hostIDMap},
+		{name: "render", run: p.renderMac},
+		{name: "gateway", run: p.startGateway},
+		{name: "gateway relay", run: p.startRelay},
+		{name: "init binary", run: func() error { return p.initBin.install() }},
+		{name: "home", run: p.makeUserHome},
+		{name: "bundle", run: p.writeMacBundle},
+		{name: "workspace grant", run: func() error { return p.user.mac.Grant(ctx) }},
+		{name: "canaries", run: p.plantCanaries},
+		{name: "fence canary", run: p.plantFenceCanary},
+		{name: "init channel", run: p.openInit},
+		{name: "create", run: func() error { return p.create(ctx) }},
+		{name: "configure init", run: p.configureInit},
 	}
 }
 

@@ -32,7 +32,7 @@ func (p *prepared) plantWorkspaceSocket() error {
 	path := filepath.Join(ws, name)
 	c := &p.canaries
 	c.workspace = c.serve(ln, path)
-	c.files = append(c.files, path) // meta.json named it already (plantCanaries)
+	c.files = append(c.files, path) // meta.json named it already (canaryNames)
 	return chmodSocket(dir, name)
 }
 

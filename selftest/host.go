@@ -73,24 +73,44 @@ func ReadNamespaces(procRoot, pid string) (map[string]uint64, error) {
 // mountinfo of procRoot/self, so that probes can find it wherever a mount
 // shows it. p is resolved through symlinks first.
 func IdentifyHostPath(procRoot, p string) (HostPath, error) {
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return HostPath{}, fmt.Errorf("identify %s: %w", p, err)
+	hps, errs := IdentifyHostPaths(procRoot, p)
+	return hps[0], errs[0]
+}
+
+// IdentifyHostPaths names each of ps as IdentifyHostPath does, from one
+// read of the mount table: errs[i] is why ps[i] could not be named, nil
+// when hps[i] names it.
+func IdentifyHostPaths(procRoot string, ps ...string) (hps []HostPath, errs []error) {
+	hps, errs = make([]HostPath, len(ps)), make([]error, len(ps))
+	var mounts []Mount
+	var mountsErr error
+	read := false
+	for i, p := range ps {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			errs[i] = fmt.Errorf("identify %s: %w", p, err)
+			continue
+		}
+		real, _ = filepath.Abs(real)
+		if !read {
+			mounts, mountsErr = readMounts(procRoot)
+			read = true
+		}
+		if mountsErr != nil {
+			errs[i] = fmt.Errorf("identify %s: %w", p, mountsErr)
+			continue
+		}
+		m, ok := mountOf(mounts, real)
+		if !ok {
+			errs[i] = fmt.Errorf("identify %s: no mount holds it", p)
+			continue
+		}
+		hps[i] = HostPath{Path: real, Dev: m.Dev, FSPath: path.Join(m.Root, strings.TrimPrefix(real, m.MountPoint))}
+		if ino, err := inode(real); err == nil {
+			hps[i].Ino = ino
+		}
 	}
-	real, _ = filepath.Abs(real)
-	mounts, err := readMounts(procRoot)
-	if err != nil {
-		return HostPath{}, fmt.Errorf("identify %s: %w", p, err)
-	}
-	m, ok := mountOf(mounts, real)
-	if !ok {
-		return HostPath{}, fmt.Errorf("identify %s: no mount holds it", p)
-	}
-	hp := HostPath{Path: real, Dev: m.Dev, FSPath: path.Join(m.Root, strings.TrimPrefix(real, m.MountPoint))}
-	if ino, err := inode(real); err == nil {
-		hp.Ino = ino
-	}
-	return hp, nil
+	return hps, errs
 }
 
 // SandboxPIDs are the host pids of the sandbox that VerifyHost reads.
