@@ -185,7 +185,8 @@ func (l *Launcher) Configure(cfg InitConfig) error {
 // become the agent once init reports that child ready (MsgAgentReady),
 // which it may do while the probes still run: from then on the child
 // only waits for the go, so that the host may verify it beside them. fn
-// runs on the goroutine calling Results and must not block.
+// runs once, on the goroutine calling Results, and must not block;
+// AgentPID stays what probes-done reports.
 func (l *Launcher) OnAgentReady(fn func(pid int)) { l.onReady = fn }
 
 // Results reads the probe results until init says it is done. An error
@@ -199,11 +200,9 @@ func (l *Launcher) Results(ctx context.Context) ([]Result, error) {
 		}
 		switch m.Type {
 		case MsgAgentReady:
-			if m.PID > 0 && l.agentPID == 0 {
-				l.agentPID = m.PID
-				if l.onReady != nil {
-					l.onReady(m.PID)
-				}
+			if fn := l.onReady; fn != nil && m.PID > 0 {
+				l.onReady = nil // once: probes-done names the child for good
+				fn(m.PID)
 			}
 			continue
 		case MsgProbesDone:

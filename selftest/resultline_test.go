@@ -110,3 +110,29 @@ func checkResultMessage(t *testing.T, r Result) {
 		t.Fatalf("%+v: AppendResult gives %s (%v), json.Encoder %s", r, line, err, enc.String())
 	}
 }
+
+// The fast paths know Result's fields by name and order, and that only
+// detail is omitempty: a field added to Result, renamed or made optional
+// must be added there too, and this says so before any line differs.
+func TestResultFieldsAreResultsJSONFields(t *testing.T) {
+	rt := reflect.TypeFor[Result]()
+	var names []string
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Type.Kind() != reflect.String || name == "" || name == "-" {
+			t.Fatalf("Result.%s (json %q, %s): the fast paths handle only named string fields", f.Name, tag, f.Type)
+		}
+		if omit := strings.Contains(opts, "omitempty"); omit != (name == "detail") {
+			t.Errorf("Result.%s: omitempty %v; the fast paths omit only an empty detail", f.Name, omit)
+		}
+		names = append(names, name)
+	}
+	if strings.Join(names, ",") != strings.Join(resultFields[:], ",") {
+		t.Errorf("Result's JSON fields %v, resultFields %v", names, resultFields)
+	}
+}

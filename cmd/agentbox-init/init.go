@@ -99,8 +99,8 @@ func initMain() int {
 	}
 	if cfg.Agent.User != nil && len(cfg.Agent.Args) > 0 {
 		// Every child is started: from here on init needs CAP_KILL alone.
-		// It drops the rest while the launcher verifies the sandbox from
-		// the host, not after the go.
+		// It drops the rest while the launcher judges the results, not
+		// after the go.
 		if err := keepOnlyKill(); err != nil {
 			agent.kill()
 			return fail(selftest.ExitInitFailed, "keep only CAP_KILL", err)
