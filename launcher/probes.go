@@ -207,7 +207,7 @@ func (p *prepared) verify(ctx context.Context, refuse bool) (verified, error) {
 }
 
 // earlyVerify is the host's verification of the sandbox run beside the
-// probes, from the moment init reported the agent's starter ready.
+// probes, from the moment init reported its child ready as the agent.
 type earlyVerify struct {
 	done    chan struct{}
 	started bool
@@ -217,10 +217,13 @@ type earlyVerify struct {
 }
 
 // verifyHostEarly has the host verify the sandbox as soon as init
-// reports the agent's starter ready (selftest.Launcher.OnAgentReady):
-// from then on the starter only waits for the go, so what the host reads
-// of it and of init is what it would read after the last probe, and the
-// reading is off the wait for the last result. The callback runs on the
+// reports its child ready as the agent (selftest.Launcher.OnAgentReady),
+// before the probes: from then on the child has the credentials,
+// namespaces and filter it executes the agent with (it runs the probes
+// itself, which change none of them, and checks that again before the
+// exec), so what the host reads of it and of init is what it would read
+// after the last probe, and the reading is off the wait for the last
+// result. The callback runs on the
 // goroutine that reads the results and only starts the verification.
 func (p *prepared) verifyHostEarly() *earlyVerify {
 	e := &earlyVerify{done: make(chan struct{})}
@@ -247,9 +250,9 @@ func (e *earlyVerify) wait() ([]selftest.Result, bool) {
 }
 
 // traceResults splits the wait for init's results that began at began:
-// until the first result (init's start, its probe process's, the first
-// probe), the probes, and what came after the last one (the agent's
-// starter, when it was not ready by then).
+// until the first result (init's start, its child's, the first probe),
+// the probes, and what came after the last one (the child's word that
+// the probes are done).
 func (p *prepared) traceResults(began time.Time) {
 	first, last := p.initCh.ResultTimes()
 	if first.IsZero() {

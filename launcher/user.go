@@ -209,17 +209,17 @@ func (p *prepared) bridgeSocket() string {
 }
 
 // userInit adds what init needs for TargetUser: the seccomp filter its
-// children load, the fence's listeners, and the read-only binds of the
-// workspace's protected paths and socket covers.
+// child loads, the fence's listeners, and the read-only binds of the
+// workspace's protected paths and socket covers, which the child makes
+// before the probes it runs (in `agentbox selftest` too: they stand where
+// an agent would).
 func (p *prepared) userInit(ic *selftest.InitConfig) {
 	if p.user == nil {
 		return
 	}
 	ic.Agent.Seccomp = p.user.filter
 	ic.Targets.Fence = p.user.fence
-	if len(ic.Agent.Args) > 0 {
-		ic.Agent.Protect = userProtect(p.plan)
-	}
+	ic.Agent.Protect = userProtect(p.plan)
 }
 
 // userProtect is the plan's protected and cover mounts as the binds

@@ -85,11 +85,11 @@ type Command struct {
 	// (--isolation user, where init runs on the host as root); nil loads
 	// none.
 	Seccomp []byte `json:"seccomp,omitempty"`
-	// Protect, when set, are read-only binds that the child starting the
-	// agent makes, as root, in a mount namespace of its own before it
-	// becomes User (--isolation user, where no runtime makes the plan's
-	// protected and cover mounts). The probes do not run in it. Nil binds
-	// nothing.
+	// Protect, when set, are read-only binds that init's child makes, as
+	// root, in a mount namespace of its own before it becomes User
+	// (--isolation user, where no runtime makes the plan's protected and
+	// cover mounts); the probes run there too, in the process that then
+	// executes the agent. Nil binds nothing.
 	Protect *Protect `json:"protect,omitempty"`
 }
 

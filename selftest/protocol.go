@@ -183,8 +183,10 @@ func (l *Launcher) Configure(cfg InitConfig) error {
 
 // OnAgentReady has Results call fn with the pid of init's child that will
 // become the agent once init reports that child ready (MsgAgentReady),
-// which it may do while the probes still run: from then on the child
-// only waits for the go, so that the host may verify it beside them. fn
+// which it does before the probes: from then on the child has the
+// credentials, namespaces and filter it will execute the agent with (it
+// runs the probes itself, which change none of them), so that the host
+// may verify it beside them. fn
 // runs once, on the goroutine calling Results, and must not block;
 // AgentPID stays what probes-done reports.
 func (l *Launcher) OnAgentReady(fn func(pid int)) { l.onReady = fn }

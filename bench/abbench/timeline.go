@@ -94,8 +94,10 @@ func timeOneLaunch(perf, bin, runtime, work, ws string) (map[string]time.Duratio
 
 // timelineEvents names the events of one launch, each as its time since
 // agentbox's exec: the exec and exit of agentbox, the runtime, init, the
-// probe process and the agent's starter (the first and second
-// /proc/self/exe that init executes) and the agent, from perf's records;
+// agent's process (the /proc/self/exe that init executes, which runs the
+// probes and then executes the agent; builds before it had a probe process
+// and a starter, the first and second, named so) and the agent, from
+// perf's records;
 // and the end of each traced step or part ("STEP ends"), from agentbox's
 // stamped trace lines. An event that happens twice keeps its first time.
 func timelineEvents(perfScript, stderr, agentboxBase, runtime string) (map[string]time.Duration, error) {
@@ -161,8 +163,11 @@ func timelineEvents(perfScript, stderr, agentboxBase, runtime string) (map[strin
 				name = "init"
 			case r.filename == "/proc/self/exe" && ev["init exec"] > 0:
 				selfExecs++
-				name = map[int]string{1: "probe process", 2: "starter"}[selfExecs]
-			case base == "true" && who[r.pid] == "starter":
+				name = "agent's process"
+				if selfExecs > 1 {
+					name = "starter" // older builds: the probe process, then the starter
+				}
+			case base == "true" && (who[r.pid] == "agent's process" || who[r.pid] == "starter"):
 				name = "agent"
 			}
 			if name != "" {

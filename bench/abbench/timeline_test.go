@@ -8,8 +8,8 @@ import (
 
 // The events of one launch come from perf's exec and exit records and
 // agentbox's stamped trace lines, each as its time since agentbox's exec;
-// init's first /proc/self/exe is the probe process, its second the
-// agent's starter, whose exec of true is the agent.
+// init's /proc/self/exe is the agent's process, whose exec of true is the
+// agent; a second one (older builds) is the agent's starter.
 func TestTimelineEvents(t *testing.T) {
 	perf := `
         agentbox  100/100  50.000000:     sched:sched_process_exec: filename=/work/bin/agentbox pid=100 old_pid=100
@@ -34,8 +34,8 @@ func TestTimelineEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]float64{
-		"agentbox exec": 0, "runtime exec": 20, "init exec": 70, "probe process exec": 74, "starter exec": 76,
-		"probe process exit": 90, "agent exec": 100, "agent exit": 101, "runtime exit": 105, "agentbox exit": 115,
+		"agentbox exec": 0, "runtime exec": 20, "init exec": 70, "agent's process exec": 74, "starter exec": 76,
+		"agent's process exit": 90, "agent exec": 100, "agent exit": 101, "runtime exit": 105, "agentbox exit": 115,
 		"policy ends": 5, "create ends": 71.5, "teardown/bundle ends": 110,
 	}
 	for name, msec := range want {
@@ -47,6 +47,22 @@ func TestTimelineEvents(t *testing.T) {
 	}
 	if len(ev) > 0 {
 		t.Errorf("unexpected events %v", ev)
+	}
+	// This build's shape: one child of init, which executes the agent.
+	one := `
+        agentbox  100/100  50.000000:     sched:sched_process_exec: filename=/work/bin/agentbox pid=100 old_pid=100
+            init  120/120  50.070000:     sched:sched_process_exec: filename=/.agentbox/init pid=120 old_pid=120
+             exe  121/121  50.074000:     sched:sched_process_exec: filename=/proc/self/exe pid=121 old_pid=121
+            true  121/121  50.100000:     sched:sched_process_exec: filename=/usr/bin/true pid=121 old_pid=121
+            true  121/121  50.101000:     sched:sched_process_exit: comm=true pid=121 prio=120 group_dead=true
+`
+	ev, err = timelineEvents(one, "", "agentbox", "runc")
+	near := func(name string, msec float64) bool {
+		d := ev[name] - time.Duration(msec*float64(time.Millisecond))
+		return d <= time.Microsecond && d >= -time.Microsecond
+	}
+	if err != nil || !near("agent's process exec", 74) || !near("agent exec", 100) || !near("agent exit", 101) {
+		t.Errorf("one child: %v %v", ev, err)
 	}
 	if _, err := timelineEvents(perf, stderr, "agentbox-ext", "runc"); err == nil {
 		t.Error("no exec of the binary: want an error")

@@ -15,13 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// agentRequest is the agent's command as its starter gets it.
-func agentRequest(c selftest.Command, plan *selftest.LandlockPlan) execRequest {
-	return execRequest{Args: c.Args, Env: c.Env, Dir: c.Dir, Landlock: plan}
-}
-
 // startAgent has the waiting starter start the agent's command, which it
-// got ahead (starter.hold) and prepared: the starter, already the agent's
+// got ahead (starter.become) and prepared: the starter, already the agent's
 // uid in its own process group (the terminal's foreground one), applies the
 // Landlock rulesets it made to itself and then executes the agent. Only the agent is confined, in one Landlock domain, and init stays
 // outside it so that it can always signal the agent. (Confining init instead
@@ -36,7 +31,7 @@ func startAgent(s *starter, c selftest.Command) (selftest.LandlockStatus, int, e
 	}
 	st := s.start()
 	if st.Error != "" {
-		reapPid(s.pid)
+		s.reap()
 		return none, st.Code, errors.New(st.Error)
 	}
 	return st.Landlock, 0, nil

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -40,67 +39,53 @@ func initMain() int {
 	if os.Getpid() != 1 {
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
-	// The probe process starts first, before the configuration is read:
-	// its Go start-up overlaps init's own work until the probes can begin.
-	// Who it becomes and what it runs it is told once the bridge is up.
-	probes, probeErr := spawnProbes()
-	cfg, err := receiveConfig(conn)
-	if err != nil {
-		probes.kill()
-		return fail(selftest.ExitInitFailed, "config", err)
+	// The agent's process starts first, before the configuration is read:
+	// its Go start-up overlaps init's own work until it can become the
+	// agent. It runs the probes there and then waits, parked, for the
+	// launcher's go (starter).
+	tty := controllingTerminal(0)
+	child, err := spawn([3]uintptr{0, 1, 2}, tty, nil)
+	cfg, cerr := receiveConfig(conn)
+	if cerr != nil {
+		child.kill()
+		return fail(selftest.ExitInitFailed, "config", cerr)
 	}
 	watch := watchLauncher(conn)
 	if err := startBridge(cfg.Bridge); err != nil {
-		probes.kill()
+		child.kill()
 		return fail(selftest.ExitInitFailed, "gateway bridge", err)
 	}
-	if probeErr == nil {
-		probes.request(cfg)
+	if p := cfg.Agent.Protect; err == nil && p != nil && len(p.Binds) > 0 {
+		// Its binds need a mount namespace of its own from its fork on
+		// (--isolation user), which the early child has not: one that has
+		// takes its place.
+		child.kill()
+		child, err = spawn([3]uintptr{0, 1, 2}, tty, p)
 	}
-	// The agent's starter becomes the agent while the probes run: both are
-	// children started the same way, neither sees the other's fds, and the
-	// launcher verifies the starter from the host once it is ready, beside
-	// the probes. Its start (a process, the agent's ids, the seccomp
-	// filter) and that verification are then off the launch's critical
-	// path.
-	starting := make(chan startResult, 1)
-	go func() {
-		s, err := startAs(cfg.Agent.User, cfg.Agent.Seccomp, agentEnv(cfg), [3]uintptr{0, 1, 2}, controllingTerminal(0), cfg.Agent.Protect)
-		if err == nil {
-			// It is the agent now and only prepares and waits from here:
-			// the launcher may verify it from the host beside the probes.
-			// (A failed send leaves that to after them; the results say
-			// why the channel broke.)
-			_ = conn.Send(selftest.Message{Type: selftest.MsgAgentReady, PID: s.pid})
-		}
-		if err == nil && len(cfg.Agent.Args) > 0 {
-			// It prepares the agent's start (directory, path, Landlock
-			// rulesets) while the probes run, and executes it at the go.
-			if err = s.hold(agentRequest(cfg.Agent, cfg.Landlock)); err != nil {
-				s.kill()
-			}
-		}
-		starting <- startResult{s, err}
-	}()
-	if err := runProbes(conn, cfg, probes, probeErr); err != nil {
-		if r := <-starting; r.s != nil {
-			r.s.kill()
-		}
+	if err == nil {
+		err = child.become(becomeRequest{User: cfg.Agent.User, Terminal: tty, Seccomp: cfg.Agent.Seccomp, Protect: cfg.Agent.Protect},
+			execRequest{Args: cfg.Agent.Args, Env: agentEnv(cfg), Dir: cfg.Agent.Dir, Landlock: cfg.Landlock, Probes: &cfg, Hold: true})
+	}
+	if err == nil {
+		// It is the agent now and runs only the probes and its own
+		// preparation from here: the launcher may verify it from the host
+		// beside the probes. (A failed send leaves that to after them; the
+		// results say why the channel broke.)
+		_ = conn.Send(selftest.Message{Type: selftest.MsgAgentReady, PID: child.pid})
+	}
+	if err := runProbes(conn, cfg, child, err); err != nil {
+		child.kill()
 		return fail(selftest.ExitInitFailed, "probes", err)
 	}
-	r := <-starting
-	if r.err != nil {
-		return fail(selftest.ExitInitFailed, "agent's starter", r.err)
-	}
-	agent := r.s
+	agent := child
 	if err := conn.Send(selftest.Message{Type: selftest.MsgProbesDone, PID: agent.pid}); err != nil {
 		agent.kill()
 		return fail(selftest.ExitInitFailed, "probes", err)
 	}
 	if cfg.Agent.User != nil && len(cfg.Agent.Args) > 0 {
-		// Every child is started: from here on init needs CAP_KILL alone.
-		// It drops the rest while the launcher judges the results, not
-		// after the go.
+		// Its only child is the agent's: from here on init needs CAP_KILL
+		// alone. It drops the rest while the launcher judges the results,
+		// not after the go.
 		if err := keepOnlyKill(); err != nil {
 			agent.kill()
 			return fail(selftest.ExitInitFailed, "keep only CAP_KILL", err)
@@ -125,12 +110,6 @@ func initMain() int {
 	code = sup.supervise(agent.pid)
 	_ = conn.Send(selftest.Message{Type: selftest.MsgExit, Code: &code})
 	return code
-}
-
-// startResult is a starter started in the background, or why it was not.
-type startResult struct {
-	s   *starter
-	err error
 }
 
 // agentEnv is the environment the probes judge and the agent gets: the
@@ -174,23 +153,24 @@ func receiveConfig(conn *selftest.Conn) (selftest.InitConfig, error) {
 	return *m.Config, m.Config.Validate()
 }
 
-// runProbes relays the results of the probe process (a starter that runs
-// the probes itself once it has become the agent, see probeInPlace), which
-// has the agent's environment and directory, so that they stand where the
-// agent will: another uid than init, not PID 1, a child of init. Every
-// selected probe that the child does not report on is sent as UNKNOWN,
-// with startErr when the child could not be started or told.
-func runProbes(conn *selftest.Conn, cfg selftest.InitConfig, child *probeProcess, startErr error) error {
+// runProbes relays the results of the probes that the agent's process
+// runs once it has become the agent (starter.probed, probeFirst), with the
+// agent's environment and directory, so that they stand where the agent
+// will: another uid than init, not PID 1, a child of init, the very
+// process. Every selected probe that the child does not report on is sent
+// as UNKNOWN, with startErr when the child could not be started or told,
+// or with why it failed; that failure is then the error (there is no
+// agent's process left to start), as is a broken channel.
+func runProbes(conn *selftest.Conn, cfg selftest.InitConfig, child *starter, startErr error) error {
 	probes, err := selftest.Selected(&cfg)
 	if err != nil {
-		child.kill()
 		return err
 	}
 	seen, err := map[string]bool{}, startErr
 	if err == nil {
 		// Results that arrived together leave together (Conn.Queue,
-		// flushed whenever the probe process has nothing more waiting).
-		err = child.results(seen, func(r selftest.Result) error {
+		// flushed whenever the child has nothing more waiting).
+		err = child.probed(seen, func(r selftest.Result) error {
 			return conn.Queue(selftest.Message{Type: selftest.MsgResult, Result: &r})
 		}, conn.Flush)
 	}
@@ -202,91 +182,10 @@ func runProbes(conn *selftest.Conn, cfg selftest.InitConfig, child *probeProcess
 			}
 		}
 	}
+	if err != nil {
+		return fmt.Errorf("the agent's process: %w", err)
+	}
 	return nil
-}
-
-// probeProcess is the probe process: a starter whose stdout init reads.
-type probeProcess struct {
-	s       *starter
-	out     *os.File
-	sendErr error
-	killed  bool
-}
-
-// spawnProbes starts the probe process with init's own environment (the
-// sandbox's process environment, which the launcher sets to the agent's;
-// the probes get the configuration's in their request). Its stdin is a
-// pipe at its end, as the probe program left it once it had read its
-// configuration there.
-func spawnProbes() (*probeProcess, error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	s, err := spawn(os.Environ(), [3]uintptr{inR.Fd(), outW.Fd(), 2}, false, nil)
-	inR.Close()
-	inW.Close()
-	outW.Close()
-	if err != nil {
-		outR.Close()
-		return nil, err
-	}
-	return &probeProcess{s: s, out: outR}, nil
-}
-
-// request tells the probe process who to become and which probes to run,
-// both at once: it reads the second once it is the agent. A write that
-// fails (the child is gone) is reported by results, after the child's own
-// word on why, if it left one.
-func (p *probeProcess) request(cfg selftest.InitConfig) {
-	p.sendErr = p.s.send(becomeRequest{User: cfg.Agent.User, Seccomp: cfg.Agent.Seccomp})
-	if p.sendErr == nil {
-		p.sendErr = p.s.send(execRequest{Probes: &cfg, Env: agentEnv(cfg), Dir: cfg.Agent.Dir})
-	}
-	p.s.req.Close()
-}
-
-// results waits for the probe process to become the agent and begin, and
-// hands each result line it prints to emit (seen records them), calling
-// flush whenever no further line is waiting.
-func (p *probeProcess) results(seen map[string]bool, emit func(selftest.Result) error, flush func() error) error {
-	defer p.out.Close()
-	if err := p.s.awaitReady(); err != nil {
-		return err
-	}
-	if p.sendErr != nil {
-		p.kill()
-		return fmt.Errorf("tell the probe process its work: %w", p.sendErr)
-	}
-	if st := p.s.awaitExec(); st.Error != "" {
-		reapPid(p.s.pid)
-		return errors.New(st.Error)
-	}
-	err := selftest.ReadResultsBatched(p.out, seen, emit, flush)
-	if err != nil {
-		_ = unix.Kill(p.s.pid, unix.SIGKILL)
-	}
-	ws := reapPid(p.s.pid)
-	if err == nil && !(ws.Exited() && ws.ExitStatus() <= 1) {
-		err = fmt.Errorf("the probe process ended with %v", ws) // 1 means some probe failed, which the results say
-	}
-	return err
-}
-
-// kill ends the probe process, if there is one still to end.
-func (p *probeProcess) kill() {
-	if p == nil || p.killed {
-		return
-	}
-	p.killed = true
-	p.s.kill()
-	p.out.Close()
 }
 
 // awaitGo waits for the launcher's go when the config asks for it.

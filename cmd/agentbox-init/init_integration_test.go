@@ -250,8 +250,8 @@ func TestMissingAgentWaitsForTheGo(t *testing.T) {
 	}
 }
 
-// TestProbeProcessFailureIsReported: the probe process is told who to
-// become and what to run in one go; when becoming the agent fails, each
+// TestProbeProcessFailureIsReported: init's child is told who to become
+// and what to run in one go; when becoming the agent fails, each
 // probe is reported UNKNOWN with the child's own reason, not the broken
 // pipe of init's second write.
 func TestProbeProcessFailureIsReported(t *testing.T) {
@@ -462,12 +462,13 @@ func TestInitEndsTheSandboxWhenTheLauncherGoes(t *testing.T) {
 	}
 }
 
-// The probes run in the starter itself, not in a program it executes, so
-// the probe process must be left as an exec would have left it: dumpable
-// again (the switch to the agent's uid made it not, and its /proc files
-// were then root's), in the agent's directory, without the starter's
-// request and status pipes. The test holds the gateway probe's request
-// until it has looked at the process from the host.
+// The probes run in the agent's process itself, not in a program it
+// executes, so the process must be as an exec would have left it:
+// dumpable again (the switch to the agent's uid made it not, and its /proc
+// files were then root's), in the agent's directory, with nothing of
+// init's but its three pipes to init. The test holds the gateway probe's
+// request until it has looked at the process from the host; the process
+// that ran the probes is then the one the agent's exec starts.
 func TestProbesRunAsAnExecWouldLeaveThem(t *testing.T) {
 	testutil.RequireRoot(t)
 	bin := buildInit(t)
@@ -488,29 +489,36 @@ func TestProbesRunAsAnExecWouldLeaveThem(t *testing.T) {
 		return selftest.InitConfig{
 			Version: selftest.ProtocolVersion, RunID: "it-inplace", WaitGo: true, Probes: []string{"gateway-reachable"},
 			Targets: selftest.Targets{Gateway: ln.Addr().String(), GatewayHealth: "/health"},
-			Agent:   selftest.Command{Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, User: &selftest.Credential{UID: 65534, GID: 65534}},
+			Agent:   selftest.Command{Args: []string{"true"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, User: &selftest.Credential{UID: 65534, GID: 65534}},
 		}
 	})
-	checked := make(chan []string, 1)
+	type seen struct {
+		pid      int
+		problems []string
+	}
+	checked := make(chan seen, 1)
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
-			checked <- []string{err.Error()}
+			checked <- seen{problems: []string{err.Error()}}
 			return
 		}
 		defer c.Close()
-		checked <- probeProcessProblems(initPID, dir)
+		pid, problems := probeProcessProblems(initPID, dir)
+		checked <- seen{pid, problems}
 		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
 	}()
 	results, err := l.Results(ctx(t))
 	if err != nil || len(results) != 1 {
 		t.Fatalf("results: %v %v", results, err)
 	}
+	var prober int
 	select {
-	case problems := <-checked:
-		for _, p := range problems {
+	case c := <-checked:
+		for _, p := range c.problems {
 			t.Error(p)
 		}
+		prober = c.pid
 	case <-time.After(10 * time.Second):
 		t.Fatal("the gateway probe never connected")
 	}
@@ -520,15 +528,20 @@ func TestProbesRunAsAnExecWouldLeaveThem(t *testing.T) {
 	if err := l.Go(); err != nil {
 		t.Fatal(err)
 	}
+	if st, err := l.Started(ctx(t)); err != nil || st.PID != prober {
+		t.Errorf("started %+v %v, want the process that ran the probes, %d", st, err, prober)
+	}
 	if code := exitCode(t, cmd); code != 0 {
 		t.Fatalf("init exited %d", code)
 	}
 }
 
-// probeProcessProblems finds init's child in dir (the agent's starter
-// waits in /) and says what about it differs from a freshly executed
-// program running as uid 65534.
-func probeProcessProblems(init int, dir string) []string {
+// probeProcessProblems finds init's child in dir (the agent's process,
+// which runs the probes there) and returns its pid and says what about it differs from a
+// freshly executed program running as uid 65534 with its three pipes to
+// init: another owner of its /proc files, or an fd that is neither stdio,
+// those pipes, nor what the probe and the Go runtime opened themselves.
+func probeProcessProblems(init int, dir string) (int, []string) {
 	var probe int
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", init))
 	for _, task := range tasks {
@@ -540,23 +553,46 @@ func probeProcessProblems(init int, dir string) []string {
 		}
 	}
 	if probe == 0 {
-		return []string{"no child of init runs in " + dir}
+		return 0, []string{"no child of init runs in " + dir}
 	}
 	var problems []string
 	fi, err := os.Stat(fmt.Sprintf("/proc/%d/status", probe))
 	if err != nil {
-		return []string{err.Error()}
+		return probe, []string{err.Error()}
 	}
 	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != 65534 {
 		problems = append(problems, fmt.Sprintf("/proc/%d is uid %d's, not the probe's uid 65534: the probe process is not dumpable", probe, uid))
 	}
-	// The starter's pipes were its fds 3 and 4 (a probe's own socket may
-	// have taken the number since); fds that the test binary itself
-	// inherited without close-on-exec are not the starter's business.
-	for _, fd := range []int{3, 4} {
-		if link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", probe, fd)); strings.HasPrefix(link, "pipe:") {
-			problems = append(problems, fmt.Sprintf("the probe process holds fd %d, %s: the starter's request or status pipe", fd, link))
+	// The sockets and pipes init holds that the test binary did not give
+	// it (its channel, the bridge's listeners, its ends of the child's
+	// pipes): their links name them by inode.
+	inits := map[string]bool{}
+	initFDs, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", init))
+	for _, e := range initFDs {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", init, e.Name()))
+		if mine, _ := os.Readlink("/proc/self/fd/" + e.Name()); link != mine && (strings.HasPrefix(link, "socket:") || strings.HasPrefix(link, "pipe:")) {
+			inits[link] = true
 		}
 	}
-	return problems
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", probe))
+	for _, e := range fds {
+		fd, _ := strconv.Atoi(e.Name())
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", probe, fd))
+		switch {
+		case fd <= 2, fd <= 5 && strings.HasPrefix(link, "pipe:"): // stdio, and its request, status and results pipes
+		case inits[link]:
+			problems = append(problems, fmt.Sprintf("the agent's process holds fd %d, %s, which is init's", fd, link))
+		case strings.HasPrefix(link, "socket:"), strings.HasPrefix(link, "anon_inode:"): // the probe's own, the Go runtime's
+		case strings.HasPrefix(link, "/sys/fs/cgroup/"): // the Go runtime's CPU quota, read for GOMAXPROCS
+		case link == mustReadlink(fmt.Sprintf("/proc/self/fd/%d", fd)): // the test binary's, through init without close-on-exec
+		default:
+			problems = append(problems, fmt.Sprintf("the agent's process holds fd %d, %s, during the probes", fd, link))
+		}
+	}
+	return probe, problems
+}
+
+func mustReadlink(p string) string {
+	l, _ := os.Readlink(p)
+	return l
 }

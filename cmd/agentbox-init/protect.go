@@ -12,7 +12,7 @@ import (
 )
 
 // protectWorkspace makes each bind of p read-only in this process's mount
-// namespace, which must be its own (startAs unshares it, and Go makes "/"
+// namespace, which must be its own (spawn unshares it, and Go makes "/"
 // recursively private there, so nothing propagates back to the host). It
 // runs as root, before the child becomes the agent: --isolation user has no
 // runtime to make the plan's protected and cover mounts.

@@ -16,22 +16,28 @@ import (
 	"github.com/agentbox/agentbox/selftest"
 )
 
-// A starter is a child of init (this binary, --exec-agent) that has become
-// the agent and waits to execute a program: the probes first, then the
-// agent itself. It is the only way init starts anything, so nothing runs
-// under init's ids or with init's capabilities.
+// A starter is a child of init (this binary, --exec-agent) that becomes
+// the agent, runs the probes there, and then waits, parked, to execute the
+// agent itself: one process from init's fork to the agent's exec. It is the
+// only way init starts anything, so nothing runs under init's ids or with
+// init's capabilities, and the probes run in the very process, with the
+// very credentials, namespaces and filter, that the agent will have (only
+// the Landlock domain comes at the exec, see startAgent).
 //
 // Init writes two JSON lines on the child's fd 3: a becomeRequest, which
 // the child answers on fd 4 with an execStatus ("ready", or an error), and
 // then an execRequest, or EOF when nothing is to be started. The child
-// reads the second only once it is the agent, so init may write both at
-// once (it does for the probe process, which it starts before it has the
-// configuration). The child
-// confines itself with the request's Landlock plan, reports that, and
-// executes the program; the exec closes fd 4 (close-on-exec), and a failed
-// exec is one more execStatus. Between "ready" and the request the child
-// already runs with the agent's credentials, so the launcher verifies
-// exactly those from the host before it lets the agent start.
+// reads the second only once it is the agent, so init writes both at once
+// (the child starts before init has its configuration). With probes in the
+// request, the child runs them first and writes their results as JSON
+// lines on fd 5, which it closes after the last, followed by a "probed"
+// status on fd 4. The child confines itself with the request's Landlock
+// plan, reports that, and executes the program; the exec closes fd 4
+// (close-on-exec), and a failed exec is one more execStatus. From "ready"
+// on, the child runs with the agent's credentials, so the launcher
+// verifies exactly those from the host before it lets the agent start, and
+// right before the exec the child checks that the probes left it nothing
+// the agent would inherit (slate).
 
 // becomeRequest names who the child becomes (nil: init's own ids) and
 // whether it takes the sandbox's terminal on fd 0 along.
@@ -47,11 +53,11 @@ type becomeRequest struct {
 }
 
 // execRequest is the program the child executes: Args[0] is looked up in
-// the PATH of Env when it has no slash. With Probes instead, the child
-// runs the probes of that configuration itself (see probeInPlace). With
-// Hold, the child prepares everything (the directory, the path, the
-// Landlock rulesets) and then waits for a startLine before it confines
-// itself and executes the program.
+// the PATH of Env when it has no slash. With Probes, the child first runs
+// the probes of that configuration itself (see probeFirst). With Hold, the
+// child prepares everything (the directory, the path, the Landlock
+// rulesets) and then waits for a startLine before it confines itself and
+// executes the program.
 type execRequest struct {
 	Args     []string               `json:"args"`
 	Env      []string               `json:"env"`
@@ -68,7 +74,9 @@ type startLine struct {
 
 // execStatus is one report of the child.
 type execStatus struct {
-	Ready    bool                    `json:"ready,omitempty"`
+	Ready bool `json:"ready,omitempty"`
+	// Probed says that the probes ran and every result was written.
+	Probed   bool                    `json:"probed,omitempty"`
 	Landlock selftest.LandlockStatus `json:"landlock"`
 	Error    string                  `json:"error,omitempty"`
 	Code     int                     `json:"code,omitempty"`
@@ -76,62 +84,85 @@ type execStatus struct {
 
 // starter is init's handle on one such child.
 type starter struct {
-	pid    int
-	req    *os.File
-	status *json.Decoder
-	close  func()
+	pid     int
+	req     *os.File
+	status  *json.Decoder
+	results *os.File // the read end of the child's fd 5
+	close   func()
+	gone    bool // collected: its pid may be another process's now
 }
 
-// startAs starts a child with stdio as its fds 0, 1 and 2, in a process
-// group of its own, in / (init's uid need not reach the workspace; the child
-// changes into the program's directory once it is the agent), and returns
-// once it has become u. With tty, fd 0 is the sandbox's terminal: the child
-// becomes its foreground group and its owner. With protect, the child starts
-// in a mount namespace of its own and makes those binds first.
-func startAs(u *selftest.Credential, filter []byte, env []string, stdio [3]uintptr, tty bool, protect *selftest.Protect) (*starter, error) {
-	s, err := spawn(env, stdio, tty, protect)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.send(becomeRequest{User: u, Terminal: tty, Seccomp: filter, Protect: protect}); err != nil {
-		s.kill()
-		return nil, fmt.Errorf("tell the child who to become: %w", err)
-	}
-	if err := s.awaitReady(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// spawn starts the child (see startAs), which then waits to be told who
-// to become: its Go start-up can overlap what init does meanwhile.
-func spawn(env []string, stdio [3]uintptr, tty bool, protect *selftest.Protect) (*starter, error) {
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	stR, stW, err := os.Pipe()
-	if err != nil {
-		reqR.Close()
-		reqW.Close()
-		return nil, err
+// spawn starts a child with stdio as its fds 0, 1 and 2 and init's own
+// environment, in a process group of its own, in / (init's uid need not
+// reach the workspace; the child changes into the agent's directory once
+// it is the agent), and returns at once: the child waits to be told who
+// to become (become), so its Go start-up overlaps what init does
+// meanwhile. With tty, fd 0 is the sandbox's terminal: the child becomes
+// its foreground group (and, once told, its owner). With protect, the
+// child starts in a mount namespace of its own, where it makes those binds
+// before it becomes the agent.
+func spawn(stdio [3]uintptr, tty bool, protect *selftest.Protect) (*starter, error) {
+	var pipes [3][2]*os.File // request, status, results: child's end, init's end
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closePipes(pipes[:i])
+			return nil, err
+		}
+		if i == 0 {
+			pipes[i] = [2]*os.File{r, w}
+		} else {
+			pipes[i] = [2]*os.File{w, r}
+		}
 	}
 	sys := &syscall.SysProcAttr{Setpgid: true, Foreground: tty}
 	if protect != nil && len(protect.Binds) > 0 {
 		sys.Unshareflags = syscall.CLONE_NEWNS // and "/" made rprivate by Go
 	}
+	files := []uintptr{stdio[0], stdio[1], stdio[2], pipes[0][0].Fd(), pipes[1][0].Fd(), pipes[2][0].Fd()}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"agentbox-init", "--exec-agent"}, &syscall.ProcAttr{
-		Dir: "/", Env: env, Files: []uintptr{stdio[0], stdio[1], stdio[2], reqR.Fd(), stW.Fd()}, Sys: sys,
+		Dir: "/", Env: os.Environ(), Files: files, Sys: sys,
 	})
-	reqR.Close()
-	stW.Close()
+	for _, p := range pipes {
+		p[0].Close()
+	}
 	if err != nil {
-		reqW.Close()
-		stR.Close()
+		for _, p := range pipes {
+			p[1].Close()
+		}
 		return nil, fmt.Errorf("start a child: %w", err)
 	}
 	tree.add(pid)
-	return &starter{pid: pid, req: reqW, status: json.NewDecoder(stR), close: func() { stR.Close() }}, nil
+	st := pipes[1][1]
+	res := pipes[2][1]
+	return &starter{pid: pid, req: pipes[0][1], status: json.NewDecoder(st), results: res, close: func() { st.Close(); res.Close() }}, nil
+}
+
+// closePipes closes both ends of each pipe.
+func closePipes(pipes [][2]*os.File) {
+	for _, p := range pipes {
+		p[0].Close()
+		p[1].Close()
+	}
+}
+
+// become tells the child who to become and what to do then (its
+// execRequest, held for the go), and returns once it is the agent. A
+// child that failed is collected, and its own word on why comes before
+// that of init's write to it.
+func (s *starter) become(who becomeRequest, then execRequest) error {
+	err := s.send(who)
+	if err == nil {
+		err = s.send(then)
+	}
+	if rerr := s.awaitReady(); rerr != nil {
+		return rerr
+	}
+	if err != nil {
+		s.kill()
+		return fmt.Errorf("tell the child its work: %w", err)
+	}
+	return nil
 }
 
 // send writes one request line to the child; a child that is gone makes it
@@ -166,12 +197,25 @@ func (s *starter) awaitExec() execStatus {
 	}
 }
 
-// hold sends the child its program to prepare (execRequest.Hold); start
-// then has it executed.
-func (s *starter) hold(r execRequest) error {
-	r.Hold = true
-	if err := s.send(r); err != nil {
-		return fmt.Errorf("send the program: %w", err)
+// probed hands each result line the child writes on its fd 5 to emit
+// (seen records them), calling flush whenever no further line is waiting,
+// and returns once the child said that the probes ran: after the last
+// result, the child's "probed" status. A child that failed instead is
+// collected, and its word (or its end) is the error.
+func (s *starter) probed(seen map[string]bool, emit func(selftest.Result) error, flush func() error) error {
+	err := selftest.ReadResultsBatched(s.results, seen, emit, flush)
+	s.results.Close()
+	if err != nil {
+		s.kill()
+		return err
+	}
+	var st execStatus
+	if err := s.status.Decode(&st); err != nil || !st.Probed {
+		s.kill()
+		if st.Error == "" {
+			st.Error = fmt.Sprintf("the child ended without a word after %d results (%v)", len(seen), err)
+		}
+		return errors.New(st.Error)
 	}
 	return nil
 }
@@ -193,23 +237,35 @@ func (s *starter) start() execStatus {
 func (s *starter) cancel() {
 	s.req.Close()
 	s.close()
-	reapPid(s.pid)
+	s.reap()
 }
 
-// kill ends the child and collects it.
+// kill ends the child and collects it, unless there is no child (nil) or
+// it was collected already.
 func (s *starter) kill() {
+	if s == nil || s.gone {
+		return
+	}
 	_ = unix.Kill(s.pid, unix.SIGKILL)
 	s.req.Close()
 	s.close()
-	reapPid(s.pid)
+	s.reap()
+}
+
+// reap collects the exited child and returns how it ended.
+func (s *starter) reap() unix.WaitStatus {
+	s.gone = true
+	return reapPid(s.pid)
 }
 
 // execAgentMain is the child (--exec-agent): become the agent, report,
-// wait for the program, confine, report, execute.
+// run the probes when asked, wait for the program, confine, report,
+// execute.
 func execAgentMain() int {
-	unix.CloseOnExec(3)
-	unix.CloseOnExec(4)
-	reqFile, statusFile := os.NewFile(3, "request"), os.NewFile(4, "status")
+	for fd := 3; fd <= 5; fd++ {
+		unix.CloseOnExec(fd)
+	}
+	reqFile, statusFile, resultsFile := os.NewFile(3, "request"), os.NewFile(4, "status"), os.NewFile(5, "results")
 	status := json.NewEncoder(statusFile)
 	fail := func(code int, format string, args ...any) int {
 		_ = status.Encode(execStatus{Error: fmt.Sprintf(format, args...), Code: code})
@@ -229,36 +285,42 @@ func execAgentMain() int {
 	if err := loadSeccomp(who.Seccomp); err != nil {
 		return fail(selftest.ExitInitFailed, "%v", err)
 	}
+	found, err := takeSlate(who.User)
+	if err != nil {
+		return fail(selftest.ExitInitFailed, "%v", err)
+	}
 	if err := status.Encode(execStatus{Ready: true}); err != nil {
 		return selftest.ExitInitFailed
 	}
 	var req execRequest
 	if err := in.Decode(&req); err != nil {
-		return 0 // EOF: nothing to start (a probe-only run, or an abort)
+		return 0 // EOF: nothing to start (an abort)
 	}
 	if req.Probes != nil {
-		return probeInPlace(req, status, func() { reqFile.Close(); statusFile.Close() })
+		if code := probeFirst(req, resultsFile, status); code != 0 {
+			return code
+		}
 	}
-	return execProgram(req, in, status)
+	resultsFile.Close()
+	return execProgram(req, in, status, found)
 }
 
-// probeInPlace runs the probes of req.Probes in this process, which has
-// become the agent, and prints their results on stdout as JSON lines, as
-// `agentbox-init --probe all --json` would after an exec: one Go process
-// start fewer before the first probe. It stands where that program stood:
-// the agent's ids, no capability, the agent's seccomp filter (every thread:
-// the ids, the bounding set and the filter are set on all of them), the
-// agent's directory and environment, stdin the pipe init closed, stdout the
-// pipe init reads, no Landlock (the probes never had it). Two things an exec
-// would reset are reset by hand: the uid switch left this process not
-// dumpable (so its /proc/self files were root's and its children could not
-// be traced by their own uid), which an exec of a program without set-id
-// bits undoes; and the request and status pipes, close-on-exec, are closed
-// before the first probe (which is how init sees that the probes began).
-func probeInPlace(req execRequest, status *json.Encoder, closePipes func()) int {
+// probeFirst runs the probes of req.Probes in this process, which has
+// become the agent and will execute it, and writes their results on
+// results as JSON lines, as `agentbox-init --probe all --json` would after
+// an exec; then it closes results and reports "probed". It stands where
+// the agent will stand: the agent's ids, no capability, the agent's seccomp
+// filter (every thread: the ids, the bounding set and the filter are set on
+// all of them), its mount namespace, the agent's directory and
+// environment, the sandbox's stdio, no Landlock (the probes never had it).
+// The uid switch left this process not dumpable (its /proc/self files were
+// root's, and its children could not be traced by their own uid), which an
+// exec of a program without set-id bits undoes: so does probeFirst, as the
+// agent's exec will again. It returns non-zero only when the probes could
+// not run, after reporting why.
+func probeFirst(req execRequest, results *os.File, status *json.Encoder) int {
 	fail := func(code int, format string, args ...any) int {
 		_ = status.Encode(execStatus{Error: fmt.Sprintf(format, args...), Code: code})
-		closePipes()
 		return code
 	}
 	if err := os.Chdir(dirOrRoot(req.Dir)); err != nil {
@@ -269,7 +331,7 @@ func probeInPlace(req execRequest, status *json.Encoder, closePipes func()) int 
 		return fail(selftest.ExitInitFailed, "probe config: %v", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
-		return fail(selftest.ExitInitFailed, "make the probe process dumpable, as an exec would: %v", err)
+		return fail(selftest.ExitInitFailed, "make the agent's process dumpable, as an exec would: %v", err)
 	}
 	// It was started before init had the configuration, with init's own
 	// environment (the same, from the launcher's spec); the probes judge
@@ -278,14 +340,16 @@ func probeInPlace(req execRequest, status *json.Encoder, closePipes func()) int 
 	if !slices.Equal(os.Environ(), req.Env) {
 		setEnviron(req.Env)
 	}
-	if err := status.Encode(execStatus{}); err != nil {
-		closePipes()
-		return selftest.ExitInitFailed
-	}
-	closePipes()
 	e := selftest.NewEnv(&cfg)
 	e.Environ = req.Env
-	return printResults(e, os.Stdout, os.Stderr, true)
+	printResults(e, results, os.Stderr, true) // 1 says a probe failed: the results say which
+	if err := results.Close(); err != nil {
+		return fail(selftest.ExitInitFailed, "close the results: %v", err)
+	}
+	if err := status.Encode(execStatus{Probed: true}); err != nil {
+		return selftest.ExitInitFailed
+	}
+	return 0
 }
 
 // setEnviron makes env the process's environment.
@@ -302,12 +366,13 @@ func setEnviron(env []string) {
 
 // execProgram changes into the program's directory, finds the program,
 // prepares its Landlock rulesets, and then (with req.Hold, once init's
-// startLine comes; EOF instead means nothing is to be started) enforces
-// them on this thread and executes the program. It returns only on
-// failure; a failure of the preparation is reported only when the start
-// comes, as it was when all of it happened then, so that the child stays
-// parked for the host's verification either way.
-func execProgram(req execRequest, in *json.Decoder, status *json.Encoder) int {
+// startLine comes; EOF instead means nothing is to be started) checks that
+// the process is as clean as found (slate), enforces the rulesets on this
+// thread and executes the program. It returns only on failure; a failure
+// of the preparation is reported only when the start comes, as it was
+// when all of it happened then, so that the child stays parked for the
+// host's verification either way.
+func execProgram(req execRequest, in *json.Decoder, status *json.Encoder, found *slate) int {
 	path, ll, failed := prepareProgram(req)
 	if req.Hold {
 		var start startLine
@@ -321,6 +386,11 @@ func execProgram(req execRequest, in *json.Decoder, status *json.Encoder) int {
 	if failed != nil {
 		_ = status.Encode(*failed)
 		return failed.Code
+	}
+	if err := found.check(); err != nil {
+		ll.Close()
+		_ = status.Encode(execStatus{Error: "before the agent's exec: " + err.Error(), Code: selftest.ExitInitFailed})
+		return selftest.ExitInitFailed
 	}
 	if err := ll.Enforce(); err != nil {
 		_ = status.Encode(execStatus{Error: "landlock: " + err.Error(), Code: selftest.ExitInitFailed})
