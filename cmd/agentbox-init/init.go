@@ -43,6 +43,7 @@ func initMain() int {
 	// its Go start-up overlaps init's own work until it can become the
 	// agent. It runs the probes there and then waits, parked, for the
 	// launcher's go (starter).
+	go warmJSON() // beside the spawn, before the configuration's decoding
 	tty := controllingTerminal(0)
 	child, err := spawn([3]uintptr{0, 1, 2}, tty, nil)
 	cfg, cerr := receiveConfig(conn)

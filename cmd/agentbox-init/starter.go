@@ -271,6 +271,9 @@ func execAgentMain() int {
 		_ = status.Encode(execStatus{Error: fmt.Sprintf(format, args...), Code: code})
 		return code
 	}
+	// encoding/json learns a type's fields on its first use: learnt while
+	// the child still waits for init, they are off the way to the probes.
+	go warmJSON()
 	in := json.NewDecoder(reqFile)
 	var who becomeRequest
 	if err := in.Decode(&who); err != nil {
@@ -303,6 +306,17 @@ func execAgentMain() int {
 	}
 	resultsFile.Close()
 	return execProgram(req, in, status, found)
+}
+
+// warmJSON has encoding/json learn the fields of every type init and its
+// child decode and encode (an encoder is built for each type an empty
+// value's type contains, and the decoder shares what it learns of each
+// struct): about 0.5 ms off the first decode of a configuration.
+func warmJSON() {
+	_, _ = json.Marshal(&selftest.Message{})
+	_, _ = json.Marshal(&becomeRequest{})
+	_, _ = json.Marshal(&execRequest{})
+	_, _ = json.Marshal(&execStatus{})
 }
 
 // probeFirst runs the probes of req.Probes in this process, which has
