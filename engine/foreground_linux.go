@@ -84,8 +84,7 @@ func (f *Foreground) start(inv invocation) error {
 		f.RuntimePid = inv.cmd.Process.Pid
 		f.RuntimeStart, _, _ = processStart(f.RuntimePid) // our child, not yet collected
 		started <- nil
-		f.err = inv.cmd.Wait()
-		close(f.done)
+		f.collected(inv.cmd.Wait())
 		if !private {
 			runtime.UnlockOSThread()
 		}

@@ -38,6 +38,24 @@ func TestLogErrors(t *testing.T) {
 	}
 }
 
+// A foreground runtime's log is read when the runtime is collected: the
+// bundle that holds it may be gone before the run is settled (teardown
+// removes it meanwhile), and its error still makes Wait's error.
+func TestForegroundLogIsReadWhenCollected(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "runtime.log")
+	if err := os.WriteFile(p, []byte(`{"level":"error","msg":"cgroup not removed"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := &Foreground{name: "runc", log: p, initFD: -1, done: make(chan struct{})}
+	f.collected(nil)
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := f.Wait(); code != 0 || err == nil || !strings.Contains(err.Error(), "cgroup not removed") {
+		t.Errorf("Wait = %d, %v; want 0 and the log's error", code, err)
+	}
+}
+
 func TestCmdErrorNotFoundOnlyForLookups(t *testing.T) {
 	r := Runtime{Name: "runc"}
 	if err := r.cmdError("delete", errors.New("exit 1"), `msg="container does not exist"`); !errors.Is(err, ErrNotFound) {
