@@ -31,7 +31,25 @@ func TestRootTmpfsIsWrittenAndUnmountedAsRoot(t *testing.T) {
 		{Destination: "/proc", Type: "proc", Source: "proc"},
 	}}
 	rootfs := policy.Rootfs{Symlinks: map[string]string{"/bin": "usr/bin"}, Files: map[string]string{"/etc/hosts": "127.0.0.1 localhost\n"}}
-	for _, remove := range []func(string) error{removeBundle, removeRunDir} {
+	// While a foreground runtime exits, the bundle goes but for its log.
+	butTheLog := func(run string) error {
+		bundle := filepath.Join(run, "bundle")
+		if err := os.WriteFile(filepath.Join(bundle, runtimeLogName), []byte("{}\n"), 0o600); err != nil {
+			return err
+		}
+		if err := removeBundle(run, runtimeLogName); err != nil {
+			return err
+		}
+		if got := mountsUnder(run); got != nil {
+			t.Errorf("mounts left under the run directory with the log kept: %q", got)
+		}
+		if left, err := os.ReadDir(bundle); err != nil || len(left) != 1 || left[0].Name() != runtimeLogName {
+			t.Errorf("the bundle with the log kept holds %v (%v), want the log alone", left, err)
+		}
+		return removeBundle(run, "")
+	}
+	all := func(run string) error { return removeBundle(run, "") }
+	for _, remove := range []func(string) error{all, butTheLog, removeRunDir} {
 		run := t.TempDir()
 		bundle := filepath.Join(run, "bundle")
 		if err := os.Mkdir(bundle, 0o700); err != nil {

@@ -306,7 +306,7 @@ func teardownBeside(t *testing.T, r Runtime, id, run string, ns uint64, s *Sessi
 	if _, err := os.Lstat(run); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the run directory is still there: %v", err)
 	}
-	if want := "kill cleanups runtime delete bundle walk cgroups run directory proof"; strings.Join(parts, " ") != want {
-		t.Errorf("teardown parts %q, want %q (the runtime awaited beside the cleanups)", parts, want)
+	if want := "kill cleanups bundle runtime delete bundle log walk cgroups run directory proof"; strings.Join(parts, " ") != want {
+		t.Errorf("teardown parts %q, want %q (the runtime awaited beside the cleanups and the bundle but its log)", parts, want)
 	}
 }

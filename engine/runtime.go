@@ -194,7 +194,10 @@ func (r Runtime) launching(ctx context.Context, verb []string, id, bundle string
 // initPidFile is where the runtime writes the pid of the sandbox's first
 // process, and runtimeLog its JSON log, in the bundle.
 func initPidFile(bundle string) string { return filepath.Join(bundle, "init.pid") }
-func runtimeLog(bundle string) string  { return filepath.Join(bundle, "runtime.log") }
+func runtimeLog(bundle string) string  { return filepath.Join(bundle, runtimeLogName) }
+
+// runtimeLogName is the runtime's log in the bundle.
+const runtimeLogName = "runtime.log"
 
 // setStdio hands the files to the command; a nil file stays a nil
 // interface (the command then gets /dev/null).

@@ -158,14 +158,20 @@ func (r Runtime) Teardown(ctx context.Context, t Target, cleanups ...func() erro
 	if overlap {
 		go deleteState()
 		runCleanups()
+		// A foreground runtime still exiting (beside) writes in the bundle
+		// only its log, which it gives up once collected (Foreground's
+		// collected reads it then): everything else goes meanwhile, the
+		// log and the directory once it has exited.
+		keep := ""
 		if beside {
-			joinDelete()
+			keep = runtimeLogName
 		}
 		if !failed {
-			t.traced("bundle", func() { note(removeBundle(t.RunDir)) })
+			t.traced("bundle", func() { note(removeBundle(t.RunDir, keep)) })
 		}
-		if !beside {
-			joinDelete()
+		joinDelete()
+		if beside && !failed {
+			t.traced("bundle log", func() { note(removeBundle(t.RunDir, "")) })
 		}
 		t.traced("walk", func() { rec.SurvivingPIDs = waitGone(ctx, ns, t.InitPid, time.Second) })
 		t.traced("cgroups", func() { cgroups = removeCgroups(t.Cgroup) })
@@ -366,15 +372,31 @@ func cgroupDirs(path string) []string {
 
 // removeBundle removes the bundle directory of the run directory dir,
 // after unmounting its root's tmpfs (Runtime.RootTmpfs).
-func removeBundle(dir string) error {
+func removeBundle(dir, keep string) error {
 	if dir == "" {
 		return nil
 	}
-	if err := unmountUnder(filepath.Join(dir, "bundle")); err != nil {
+	bundle := filepath.Join(dir, "bundle")
+	if err := unmountUnder(bundle); err != nil {
 		return fmt.Errorf("remove the bundle: %w", err)
 	}
-	if err := RemoveTree(filepath.Join(dir, "bundle")); err != nil {
+	if keep == "" {
+		if err := RemoveTree(bundle); err != nil {
+			return fmt.Errorf("remove the bundle: %w", err)
+		}
+		return nil
+	}
+	entries, err := os.ReadDir(bundle)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove the bundle: %w", err)
+	}
+	for _, e := range entries {
+		if e.Name() == keep {
+			continue
+		}
+		if err := RemoveTree(filepath.Join(bundle, e.Name())); err != nil {
+			return fmt.Errorf("remove the bundle: %w", err)
+		}
 	}
 	return nil
 }
