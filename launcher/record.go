@@ -59,7 +59,6 @@ func (l *launch) record(start time.Time, o outcome, td tornDown) ledger.Record {
 		for _, r := range plan.Residuals {
 			rec.Residuals = append(rec.Residuals, ledger.Residual{Code: r.Code, Detail: r.Reason})
 		}
-		rec.Digests.Policy = digestJSON(p.policy)
 		if a := plan.Agent; a.Name != "" && a.Name != "generic" {
 			rec.Agent = a.Name
 		}
@@ -69,12 +68,12 @@ func (l *launch) record(start time.Time, o outcome, td tornDown) ledger.Record {
 	for _, src := range p.sources {
 		rec.PolicySources = append(rec.PolicySources, ledger.PolicySource{Path: src.Path, Kind: string(src.Kind), Digest: src.Digest})
 	}
-	if s := p.bundleSpec(); s != nil {
-		rec.Digests.Spec = digestJSON(s)
-		if s.Linux != nil {
-			rec.Digests.Seccomp = digestJSON(s.Linux.Seccomp)
-		}
+	d := o.digests
+	if d == nil {
+		d = digestsOf(p)
 	}
+	<-d.done
+	rec.Digests.Policy, rec.Digests.Spec, rec.Digests.Seccomp = d.policy, d.spec, d.seccomp
 	rec.Findings = LedgerFindings(p.findings)
 	rec.Probes = ledgerProbes(o.v.all())
 	rec.HostVerification = hostVerification(o.v.host, o.h.landlock)
@@ -139,6 +138,43 @@ func hostVerification(host []selftest.Result, ll *selftest.LandlockStatus) map[s
 		return nil
 	}
 	return hv
+}
+
+// recordDigests are the record's digests of what does not change once
+// the sandbox runs: the policy, the bundle's spec and its seccomp profile
+// (each empty where the launch did not get that far).
+type recordDigests struct {
+	done                  chan struct{} // closed once they are computed
+	policy, spec, seccomp string
+}
+
+// digestAhead computes p's record digests on a goroutine: a run starts
+// it once the self-test has passed, and its JSON and hashing (about a
+// millisecond) happen while the agent runs instead of after it.
+func digestAhead(p *prepared) *recordDigests {
+	d := &recordDigests{done: make(chan struct{})}
+	go d.compute(p)
+	return d
+}
+
+// digestsOf computes p's record digests now.
+func digestsOf(p *prepared) *recordDigests {
+	d := &recordDigests{done: make(chan struct{})}
+	d.compute(p)
+	return d
+}
+
+func (d *recordDigests) compute(p *prepared) {
+	defer close(d.done)
+	if p.plan != nil {
+		d.policy = digestJSON(p.policy)
+	}
+	if s := p.bundleSpec(); s != nil {
+		d.spec = digestJSON(s)
+		if s.Linux != nil {
+			d.seccomp = digestJSON(s.Linux.Seccomp)
+		}
+	}
 }
 
 func digestJSON(v any) string {

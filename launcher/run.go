@@ -43,6 +43,9 @@ type ran struct {
 	h    handedOver
 	exit int
 	err  error
+	// digests are the record's digests, computed while the agent runs
+	// (nil: the record computes them).
+	digests *recordDigests
 }
 
 // outcome is how a launch ended: the Prepare stage's value (whatever of it
@@ -107,12 +110,13 @@ func (l *launch) startAndWait(ctx context.Context, p *prepared, sigs <-chan os.S
 		r.v = v
 		return r
 	}
+	d := digestAhead(p) // while the agent runs, off the record's way
 	var h handedOver
 	if err := l.step("hand over", func() (err error) { h, err = p.handOver(ctx); return err }); err != nil {
-		return ran{v: v, exit: ExitCode(err), err: err}
+		return ran{v: v, exit: ExitCode(err), err: err, digests: d}
 	}
 	exit, err := l.wait(ctx, p, sigs)
-	return ran{v: v, h: h, exit: exit, err: err}
+	return ran{v: v, h: h, exit: exit, err: err, digests: d}
 }
 
 // startChecked is the Start and Verify stages: the sandbox starts, and its
