@@ -32,21 +32,10 @@ type Foreground struct {
 	RuntimeStart uint64
 
 	name   string // the runtime's name, for errors
-	log    string // its JSON log
 	initFD int    // a pidfd of the sandbox's first process, -1 if none
 	done   chan struct{}
 	err    error  // what waiting for the runtime returned, once done is closed
 	logged string // the error lines of its log, read once it exited (logErrors)
-}
-
-// collected records how the runtime ended, err from waiting for it, and
-// the errors its log holds, and closes done: from then on the bundle,
-// where the log is, may go (teardown removes it while the launcher still
-// settles the run).
-func (f *Foreground) collected(err error) {
-	f.err = err
-	f.logged = logErrors(f.log)
-	close(f.done)
 }
 
 // Done is closed once the runtime has exited and been collected.

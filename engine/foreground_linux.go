@@ -35,8 +35,9 @@ func (r Runtime) RunForeground(ctx context.Context, id, bundle string, o CreateO
 		return nil, fmt.Errorf("%s run: watch the bundle for the pid file: %w", r.Name, err)
 	}
 	defer w.close()
-	f := &Foreground{name: r.Name, log: runtimeLog(bundle), initFD: -1, done: make(chan struct{})}
-	if err := f.start(inv); err != nil {
+	log := runtimeLog(bundle)
+	f := &Foreground{name: r.Name, initFD: -1, done: make(chan struct{})}
+	if err := f.start(inv, log); err != nil {
 		return nil, r.cmdError("run", err, "")
 	}
 	pid, err := f.awaitPid(ctx, w, initPidFile(bundle))
@@ -45,7 +46,7 @@ func (r Runtime) RunForeground(ctx context.Context, id, bundle string, o CreateO
 			_ = inv.cmd.Process.Kill()
 			<-f.done
 		}
-		if msg := logErrors(f.log); msg != "" {
+		if msg := logErrors(log); msg != "" {
 			return nil, fmt.Errorf("%s run: %s", r.Name, msg)
 		}
 		return nil, fmt.Errorf("%s run: %w", r.Name, err)
@@ -53,6 +54,16 @@ func (r Runtime) RunForeground(ctx context.Context, id, bundle string, o CreateO
 	f.Pid = pid
 	f.initFD = f.openInit(pid)
 	return f, nil
+}
+
+// collected records how the runtime ended, err from waiting for it, and
+// the errors its JSON log at log holds, and closes done: from then on the
+// bundle, where the log is, may go (teardown removes it while the launcher
+// still settles the run).
+func (f *Foreground) collected(err error, log string) {
+	f.err = err
+	f.logged = logErrors(log)
+	close(f.done)
 }
 
 // start starts the runtime from a goroutine locked to an OS thread other
@@ -63,7 +74,7 @@ func (r Runtime) RunForeground(ctx context.Context, id, bundle string, o CreateO
 // unshares its mount namespace and makes them there (as runInMountNS
 // does), and then ends still locked, so that Go retires it and nothing
 // else ever runs in that namespace.
-func (f *Foreground) start(inv invocation) error {
+func (f *Foreground) start(inv invocation, log string) error {
 	started := make(chan error, 1)
 	nsexec.GoLocked(func() {
 		private := inv.hide != "" || inv.compose != ""
@@ -84,7 +95,7 @@ func (f *Foreground) start(inv invocation) error {
 		f.RuntimePid = inv.cmd.Process.Pid
 		f.RuntimeStart, _, _ = processStart(f.RuntimePid) // our child, not yet collected
 		started <- nil
-		f.collected(inv.cmd.Wait())
+		f.collected(inv.cmd.Wait(), log)
 		if !private {
 			runtime.UnlockOSThread()
 		}

@@ -46,8 +46,8 @@ func TestForegroundLogIsReadWhenCollected(t *testing.T) {
 	if err := os.WriteFile(p, []byte(`{"level":"error","msg":"cgroup not removed"}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f := &Foreground{name: "runc", log: p, initFD: -1, done: make(chan struct{})}
-	f.collected(nil)
+	f := &Foreground{name: "runc", initFD: -1, done: make(chan struct{})}
+	f.collected(nil, p)
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
