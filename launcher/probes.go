@@ -223,8 +223,8 @@ type earlyVerify struct {
 // itself, which change none of them, and checks that again before the
 // exec), so what the host reads of it and of init is what it would read
 // after the last probe, and the reading is off the wait for the last
-// result. The callback runs on the
-// goroutine that reads the results and only starts the verification.
+// result. The callback runs on the goroutine that reads the results and
+// only starts the verification.
 func (p *prepared) verifyHostEarly() *earlyVerify {
 	e := &earlyVerify{done: make(chan struct{})}
 	p.initCh.OnAgentReady(func(inside int) {
