@@ -97,18 +97,26 @@ func runForeground(t *testing.T, r Runtime, id, run string) (*Session, *os.File)
 	return s, out
 }
 
+// recordingRuntime is r through a script that appends each call's
+// arguments to calls before it runs r.
+func recordingRuntime(t *testing.T, r Runtime) (recorder Runtime, calls string) {
+	t.Helper()
+	calls = filepath.Join(t.TempDir(), "calls")
+	path := filepath.Join(t.TempDir(), r.Name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho \"$@\" >>"+calls+"\nexec "+r.Path+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return Runtime{Name: r.Name, Path: path, Root: r.Root}, calls
+}
+
 // teardownCallsNoRuntime tears the run down with a runtime binary that
 // records each call, and checks that it is clean and made none.
 func teardownCallsNoRuntime(t *testing.T, r Runtime, id, run string, s *Session) {
 	t.Helper()
-	calls := filepath.Join(t.TempDir(), "calls")
-	recorder := filepath.Join(t.TempDir(), r.Name)
-	if err := os.WriteFile(recorder, []byte("#!/bin/sh\necho \"$@\" >>"+calls+"\nexec "+r.Path+" \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	recorder, calls := recordingRuntime(t, r)
 	rpid, rstart := s.Runtime()
 	ns, _ := NamespaceInode(s.Pid(), "pid") // gone already: the walk then trusts init's absence
-	rec := Runtime{Name: r.Name, Path: recorder, Root: r.Root}.Teardown(context.Background(), Target{
+	rec := recorder.Teardown(context.Background(), Target{
 		ID: id, RunDir: run, PidNS: ns, InitPid: s.Pid(), Cgroup: "/agentbox-enginetest/" + id,
 		RuntimePid: rpid, RuntimeStart: rstart,
 	})
@@ -279,14 +287,10 @@ func TestForegroundWaitExitThenSettleAsRoot(t *testing.T) {
 // process and state gone.
 func teardownBeside(t *testing.T, r Runtime, id, run string, ns uint64, s *Session, cleanup func() error) {
 	t.Helper()
-	calls := filepath.Join(t.TempDir(), "calls")
-	recorder := filepath.Join(t.TempDir(), r.Name)
-	if err := os.WriteFile(recorder, []byte("#!/bin/sh\necho \"$@\" >>"+calls+"\nexec "+r.Path+" \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	recorder, calls := recordingRuntime(t, r)
 	rpid, rstart := s.Runtime()
 	var parts []string
-	rec := Runtime{Name: r.Name, Path: recorder, Root: r.Root}.Teardown(context.Background(), Target{
+	rec := recorder.Teardown(context.Background(), Target{
 		ID: id, RunDir: run, PidNS: ns, InitPid: s.Pid(), Cgroup: "/agentbox-enginetest/" + id,
 		RuntimePid: rpid, RuntimeStart: rstart, RuntimeDone: s.RuntimeDone(),
 		Trace: func(part string, _ time.Duration) { parts = append(parts, part) },
