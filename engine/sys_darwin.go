@@ -132,3 +132,7 @@ func rootTmpfs(_ string, tmpfs bool) error {
 
 // unmountUnder has nothing to unmount: no bundle root is a tmpfs on darwin.
 func unmountUnder(string) error { return nil }
+
+// WarmCgroupMigration warms nothing: cgroups are Linux's
+// (cgroupwarm_linux.go).
+func WarmCgroupMigration() (stop func()) { return func() {} }

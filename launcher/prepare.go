@@ -64,9 +64,15 @@ type prepared struct {
 
 // runRecipe runs the whole Prepare stage: the pure prefix, then the steps
 // that make things from the plan, those of the target the plan is for
-// (user.go for TargetUser, else makeSteps).
+// (user.go for TargetUser, else makeSteps), with the cgroup migration
+// lock kept warm until the sandbox is created.
 func (p *prepared) runRecipe(ctx context.Context) error {
 	warmUp() // warmup.go
+	if !p.dry {
+		// The runtime's move of its process into the run's cgroups finds
+		// the kernel's migration lock warm (engine/cgroupwarm_linux.go).
+		defer engine.WarmCgroupMigration()()
+	}
 	if err := p.l.runSteps(ctx, p.planSteps()); err != nil {
 		return err
 	}
