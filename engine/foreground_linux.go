@@ -34,13 +34,14 @@ func (r Runtime) RunForeground(ctx context.Context, id, bundle string, o CreateO
 	if err != nil {
 		return nil, fmt.Errorf("%s run: watch the bundle for the pid file: %w", r.Name, err)
 	}
-	defer w.close()
 	log := runtimeLog(bundle)
 	f := &Foreground{name: r.Name, initFD: -1, done: make(chan struct{})}
-	if err := f.start(inv, log); err != nil {
+	if err := f.start(inv, log, w); err != nil {
+		w.close()
 		return nil, r.cmdError("run", err, "")
 	}
 	pid, err := f.awaitPid(ctx, w, initPidFile(bundle))
+	w.unwatch()
 	if err != nil {
 		if !isDone(f.done) {
 			_ = inv.cmd.Process.Kill()
@@ -69,12 +70,13 @@ func (f *Foreground) collected(err error, log string) {
 // start starts the runtime from a goroutine locked to an OS thread other
 // than the main one (nsexec.GoLocked), which holds that thread until the
 // runtime has exited and been collected: the parent-death signal fires
-// when the thread that forked the child ends, not the process. When the
+// when the thread that forked the child ends, not the process. Once the
+// runtime has exited, it closes w, the bundle's watch (see dirWatch). When the
 // invocation hides a mount or lays out nested binds, the thread first
 // unshares its mount namespace and makes them there (as runInMountNS
 // does), and then ends still locked, so that Go retires it and nothing
 // else ever runs in that namespace.
-func (f *Foreground) start(inv invocation, log string) error {
+func (f *Foreground) start(inv invocation, log string, w *dirWatch) error {
 	started := make(chan error, 1)
 	nsexec.GoLocked(func() {
 		private := inv.hide != "" || inv.compose != ""
@@ -95,7 +97,9 @@ func (f *Foreground) start(inv invocation, log string) error {
 		f.RuntimePid = inv.cmd.Process.Pid
 		f.RuntimeStart, _, _ = processStart(f.RuntimePid) // our child, not yet collected
 		started <- nil
-		f.collected(inv.cmd.Wait(), log)
+		err := inv.cmd.Wait()
+		w.close()
+		f.collected(err, log)
 		if !private {
 			runtime.UnlockOSThread()
 		}
@@ -190,7 +194,16 @@ func isDone(c <-chan struct{}) bool {
 
 // dirWatch passes on, as ticks, the inotify events of files written or
 // renamed into one directory.
+//
+// Its end has two steps. unwatch removes the watch at once, without
+// waiting; close closes the inotify instance later. Closing an instance
+// waits for the kernel to free the marks it had, behind an SRCU grace
+// period of fsnotify's (about 15 ms here, measured in inotify_release):
+// closed right after the pid file, that wait lay on the way to the
+// self-test's first result. Closed once the runtime has exited, it finds
+// the mark freed long before.
 type dirWatch struct {
+	wd     int
 	f      *os.File
 	events chan struct{}
 }
@@ -200,11 +213,12 @@ func watchDir(dir string) (*dirWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CLOSE_WRITE|unix.IN_MOVED_TO); err != nil {
+	wd, err := unix.InotifyAddWatch(fd, dir, unix.IN_CLOSE_WRITE|unix.IN_MOVED_TO)
+	if err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
-	w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), events: make(chan struct{}, 1)}
+	w := &dirWatch{wd: wd, f: os.NewFile(uintptr(fd), "inotify"), events: make(chan struct{}, 1)}
 	go func() {
 		buf := make([]byte, 4096)
 		for {
@@ -218,6 +232,15 @@ func watchDir(dir string) (*dirWatch, error) {
 		}
 	}()
 	return w, nil
+}
+
+// unwatch removes the watch; the instance stays open until close. (The
+// runtime may have exited, and close been called, already: Control does
+// nothing then.)
+func (w *dirWatch) unwatch() {
+	if rc, err := w.f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _, _ = unix.InotifyRmWatch(int(fd), uint32(w.wd)) })
+	}
 }
 
 func (w *dirWatch) close() { w.f.Close() }
