@@ -357,6 +357,16 @@ func TestInitChildrenBecomeTheAgent(t *testing.T) {
 			if err != nil || parked != l.AgentPID() {
 				t.Fatalf("the parked agent %d: host pid %d, %v", l.AgentPID(), parked, err)
 			}
+			if tc.user != nil {
+				// Init dropped the rest while the child became the agent,
+				// before the probes: not at the go.
+				before := statusOf(t, filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "status"))
+				for _, k := range []string{"CapPrm", "CapEff", "CapBnd"} {
+					if before[k] != "0000000000000020" {
+						t.Errorf("init %s = %s after the probes, before the go, want CAP_KILL alone (0x20)", k, before[k])
+					}
+				}
+			}
 			if err := l.Go(); err != nil {
 				t.Fatal(err)
 			}

@@ -147,13 +147,20 @@ func closePipes(pipes [][2]*os.File) {
 }
 
 // become tells the child who to become and what to do then (its
-// execRequest, held for the go), and returns once it is the agent. A
-// child that failed is collected, and its own word on why comes before
-// that of init's write to it.
-func (s *starter) become(who becomeRequest, then execRequest) error {
+// execRequest, held for the go), runs meanwhile (when not nil) while the
+// child becomes the agent, and returns once it is the agent. A child that
+// failed is collected, and its own word on why comes before that of
+// init's write to it; a failure of meanwhile ends the child.
+func (s *starter) become(who becomeRequest, then execRequest, meanwhile func() error) error {
 	err := s.send(who)
 	if err == nil {
 		err = s.send(then)
+	}
+	if err == nil && meanwhile != nil {
+		if merr := meanwhile(); merr != nil {
+			s.kill()
+			return merr
+		}
 	}
 	if rerr := s.awaitReady(); rerr != nil {
 		return rerr
