@@ -149,8 +149,8 @@ type recordDigests struct {
 }
 
 // digestAhead computes p's record digests on a goroutine: a run starts
-// it once the self-test has passed, and its JSON and hashing (about a
-// millisecond) happen while the agent runs instead of after it.
+// it once the agent runs, and its JSON and hashing (about a millisecond)
+// happen while the agent runs instead of after it.
 func digestAhead(p *prepared) *recordDigests {
 	d := &recordDigests{done: make(chan struct{})}
 	go d.compute(p)

@@ -110,11 +110,13 @@ func (l *launch) startAndWait(ctx context.Context, p *prepared, sigs <-chan os.S
 		r.v = v
 		return r
 	}
-	d := digestAhead(p) // while the agent runs, off the record's way
 	var h handedOver
 	if err := l.step("hand over", func() (err error) { h, err = p.handOver(ctx); return err }); err != nil {
-		return ran{v: v, exit: ExitCode(err), err: err, digests: d}
+		return ran{v: v, exit: ExitCode(err), err: err}
 	}
+	// While the agent runs, off the record's way, and after the hand-over,
+	// whose processes would share the CPUs with it.
+	d := digestAhead(p)
 	exit, err := l.wait(ctx, p, sigs)
 	return ran{v: v, h: h, exit: exit, err: err, digests: d}
 }
