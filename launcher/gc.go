@@ -125,17 +125,19 @@ func releaseLease(d Dirs, runID string) error {
 }
 
 // releaseOrphanLeases frees leases whose run directory is gone: a launcher
-// always creates its run directory before it leases ids.
+// always creates its run directory before it leases ids. It goes by the
+// lease files' names, so that a lease a crash of the system left torn is
+// freed too (userns.Allocator).
 func releaseOrphanLeases(d Dirs) error {
 	a := &userns.Allocator{Dir: d.leases()}
-	leases, err := a.Leases()
-	if err != nil || len(leases) == 0 {
+	ids, err := a.LeaseIDs()
+	if err != nil || len(ids) == 0 {
 		return nil // no lease directory yet
 	}
 	var errs []error
-	for _, l := range leases {
-		if _, err := os.Stat(filepath.Join(d.RunRoot, "runs", l.RunID)); errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, a.Release(l.RunID))
+	for _, id := range ids {
+		if _, err := os.Stat(filepath.Join(d.RunRoot, "runs", id)); errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, a.Release(id))
 		}
 	}
 	return errors.Join(errs...)

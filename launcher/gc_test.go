@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/engine/containerd"
+	"github.com/agentbox/agentbox/userns"
 )
 
 // A stale run whose workspace was deleted since is cleaned completely and
@@ -69,5 +70,33 @@ func TestGCCleansRunWhoseWorkspaceIsGone(t *testing.T) {
 func TestContainerdRecordFileAgrees(t *testing.T) {
 	if containerdRecordFile != containerd.RecordFile {
 		t.Errorf("launcher looks for %s, engine/containerd records %s", containerdRecordFile, containerd.RecordFile)
+	}
+}
+
+// gc frees the leases whose run directory is gone, a torn one (a crash of
+// the system, leases being unsynced) among them, and keeps the others.
+func TestGCReleasesOrphanLeasesTornOrNot(t *testing.T) {
+	d := Dirs{State: t.TempDir(), RunRoot: t.TempDir(), euid: os.Geteuid()}
+	a := &userns.Allocator{Dir: d.leases(), Host: userns.HostIDs{Passwd: []userns.PasswdEntry{{Name: "root", UID: 0, GID: 0}}}}
+	for _, id := range []string{"run-kept", "run-orphan"} {
+		if _, err := a.Allocate(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(d.leases(), "run-torn.lease"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(d.RunRoot, "runs", "run-kept"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := releaseOrphanLeases(d); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := a.LeaseIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1 || ids[0] != "run-kept" {
+		t.Errorf("leases after gc: %q, want only run-kept's", ids)
 	}
 }

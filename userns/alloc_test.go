@@ -270,3 +270,36 @@ func allocate(dir, prefix string, n int) []error {
 	}
 	return out
 }
+
+// A lease that a crash of the system left torn stops allocation, naming
+// its file, and LeaseIDs still lists it by its name, so that gc can free
+// it once its run is gone (leases are not synced: see Allocator).
+func TestTornLeaseIsListedByName(t *testing.T) {
+	a := newAlloc(t, HostIDs{Passwd: debianPasswd})
+	if _, err := a.Allocate("run-a"); err != nil {
+		t.Fatal(err)
+	}
+	torn := filepath.Join(a.Dir, "run-torn.lease")
+	if err := os.WriteFile(torn, nil, 0o600); err != nil { // data never reached the disk
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(a.Dir, ".lease-123"), []byte("{"), 0o600); err != nil { // a temporary file
+		t.Fatal(err)
+	}
+	if _, err := a.Allocate("run-b"); err == nil || !strings.Contains(err.Error(), torn) {
+		t.Errorf("Allocate beside a torn lease = %v, want an error naming %s", err, torn)
+	}
+	ids, err := a.LeaseIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"run-a", "run-torn"}, ids); diff != "" {
+		t.Errorf("LeaseIDs (-want +got):\n%s", diff)
+	}
+	if err := a.Release("run-torn"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Allocate("run-b"); err != nil {
+		t.Errorf("Allocate once the torn lease is released: %v", err)
+	}
+}
