@@ -26,9 +26,10 @@ import (
 //
 // Init writes two JSON lines on the child's fd 3: a becomeRequest, which
 // the child answers on fd 4 with an execStatus ("ready", or an error), and
-// then an execRequest, or EOF when nothing is to be started. The child
-// reads the second only once it is the agent, so init writes both at once
-// (the child starts before init has its configuration). With probes in the
+// then an execRequest, or EOF when nothing is to be started. Init writes
+// both at once (the child starts before init has its configuration); the
+// child decodes the second while it becomes the agent, and acts on it
+// only once it is. With probes in the
 // request, the child runs them first and writes their results as JSON
 // lines on fd 5, which it closes after the last, followed by a "probed"
 // status on fd 4. The child confines itself with the request's Landlock
@@ -286,6 +287,15 @@ func execAgentMain() int {
 	if err := in.Decode(&who); err != nil {
 		return fail(selftest.ExitInitFailed, "read who to become: %v", err)
 	}
+	// Init wrote the execRequest with who: it is decoded (a 4 KB
+	// configuration, up to 1.8 ms) while the child becomes the agent, and
+	// nothing of it is used before the child is the agent and said so.
+	reqc := make(chan decodedRequest, 1)
+	go func() {
+		var r decodedRequest
+		r.err = in.Decode(&r.req)
+		reqc <- r
+	}()
 	if err := protectWorkspace(who.Protect); err != nil {
 		return fail(selftest.ExitInitFailed, "%v", err)
 	}
@@ -302,10 +312,11 @@ func execAgentMain() int {
 	if err := status.Encode(execStatus{Ready: true}); err != nil {
 		return selftest.ExitInitFailed
 	}
-	var req execRequest
-	if err := in.Decode(&req); err != nil {
+	r := <-reqc
+	if r.err != nil {
 		return 0 // EOF: nothing to start (an abort)
 	}
+	req := r.req
 	if req.Probes != nil {
 		if code := probeFirst(req, resultsFile, status); code != 0 {
 			return code
@@ -313,6 +324,12 @@ func execAgentMain() int {
 	}
 	resultsFile.Close()
 	return execProgram(req, in, status, found)
+}
+
+// decodedRequest is the child's execRequest as decoded, or why not.
+type decodedRequest struct {
+	req execRequest
+	err error
 }
 
 // warmJSON has encoding/json learn the fields of every type init and its
