@@ -126,3 +126,11 @@ func comparePackage(manager, a, b string) int {
 	}
 	return compareDeb(a, b)
 }
+
+// AtLeast reports whether the upstream version v ("1.8.1", "1.1.5+ds1")
+// is min or later; false when v cannot be read.
+func AtLeast(v, min string) bool {
+	a, ok := parseUpstream(v)
+	b, okMin := parseUpstream(min)
+	return ok && okMin && compareUpstream(a, b) >= 0
+}

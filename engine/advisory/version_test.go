@@ -99,3 +99,22 @@ func TestPackageUpstream(t *testing.T) {
 		}
 	}
 }
+
+func TestAtLeast(t *testing.T) {
+	for _, tc := range []struct {
+		v, min string
+		want   bool
+	}{
+		{"1.8.1", "0.17", true},
+		{"0.17", "0.17", true},
+		{"0.16.2", "0.17", false},
+		{"1.1.5+ds1", "1.1.5", true},
+		{"1.2.0-rc.1", "1.2.0", false},
+		{"", "0.17", false},
+		{"unknown", "0.17", false},
+	} {
+		if got := AtLeast(tc.v, tc.min); got != tc.want {
+			t.Errorf("AtLeast(%q, %q) = %v, want %v", tc.v, tc.min, got, tc.want)
+		}
+	}
+}
