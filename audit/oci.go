@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/agentbox/agentbox/seccomp"
 )
 
 // Spec audits agentbox's own generated spec before launch: the OCI source,
@@ -64,7 +66,26 @@ func FromSpec(s *specs.Spec, name string) Container {
 	} else {
 		c.NetworkMode, c.PidMode, c.IpcMode, c.UTSMode = "host", "host", "host", "host"
 	}
+	if raw, ok := s.Annotations[seccomp.CrunBPFAnnotation]; ok {
+		ociRawFilter(raw, s.Linux, &c)
+	}
 	return c
+}
+
+// ociRawFilter judges a spec that hands crun a filter compiled ahead
+// (seccomp.CrunBPFAnnotation): crun loads that program instead of the
+// seccomp section. When it is the section's own compile (agentbox's
+// bundles for crun), the section is what runs and stays judged; any other
+// program (or one without a section) cannot be judged, whatever the
+// section says.
+func ociRawFilter(raw string, l *specs.Linux, c *Container) {
+	if l != nil && l.Seccomp != nil {
+		if own, err := seccomp.CrunBPF(l.Seccomp); err == nil && own == raw {
+			return
+		}
+	}
+	c.Seccomp = Seccomp{Mode: "custom", Profile: "annotation " + seccomp.CrunBPFAnnotation,
+		Error: "crun loads the raw BPF filter of this annotation in place of linux.seccomp, and it is not that section's compile, so the filter that runs is not the one configured"}
 }
 
 func ociMounts(ms []specs.Mount, c *Container) []Mount {

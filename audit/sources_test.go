@@ -7,11 +7,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/agentbox/agentbox/seccomp"
 	"github.com/agentbox/agentbox/seccomp/profiles"
 )
 
@@ -258,5 +260,41 @@ func TestSpecSeccompAgainstAgentboxProfile(t *testing.T) {
 	s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActAllow}
 	if got := FromSpec(s, "x").Seccomp; len(got.Weak) == 0 {
 		t.Errorf("an allow-all profile is not weak: %+v", got)
+	}
+}
+
+// crun loads the filter of run.oci.seccomp_bpf_data in place of the
+// seccomp section: a spec whose annotation is the section's own compile
+// (agentbox's bundles for crun) is judged by its section, and any other
+// program is a filter the audit cannot judge, however strict the section.
+func TestSpecSeccompRawFilterForCrun(t *testing.T) {
+	own, err := profiles.Default().NativeOCI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownBPF, err := seccomp.CrunBPF(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowAll, err := seccomp.CrunBPF(&specs.LinuxSeccomp{DefaultAction: specs.ActAllow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(sc *specs.LinuxSeccomp, raw string) *specs.Spec {
+		return &specs.Spec{Version: "1.2.0", Process: &specs.Process{}, Annotations: map[string]string{seccomp.CrunBPFAnnotation: raw}, Linux: &specs.Linux{Seccomp: sc}}
+	}
+	if got := FromSpec(spec(own, ownBPF), "x").Seccomp; got.Mode != "custom" || got.Error != "" || !got.WeakKnown || len(got.Weak) != 0 {
+		t.Errorf("the section's own compile: %+v, want the section judged", got)
+	}
+	for name, s := range map[string]*specs.Spec{
+		"an allow-all program beside agentbox's section": spec(own, allowAll),
+		"a program that is not BPF":                      spec(own, "not base64"),
+		"a program and no section":                       spec(nil, ownBPF),
+	} {
+		c := FromSpec(s, "x")
+		fs := checkSeccomp(&c, &Options{})
+		if len(fs) != 1 || fs[0].Code != CodeSeccompWeak || !fs[0].Unknown || !strings.Contains(fs[0].Detail, seccomp.CrunBPFAnnotation) && !strings.Contains(fs[0].Subject, seccomp.CrunBPFAnnotation) {
+			t.Errorf("%s: findings %+v, want one %s that cannot be judged, naming the annotation", name, fs, CodeSeccompWeak)
+		}
 	}
 }

@@ -28,14 +28,14 @@ func TestWithCompiledSeccomp(t *testing.T) {
 
 	in := spec(logged, map[string]string{"org.agentbox.run": "x"})
 	out := crun.withCompiledSeccomp(in)
-	got, err := base64.StdEncoding.DecodeString(out.Annotations[CrunSeccompBPF])
+	got, err := base64.StdEncoding.DecodeString(out.Annotations[seccomp.CrunBPFAnnotation])
 	if err != nil || !bytes.Equal(got, want.BPF) {
 		t.Errorf("crun 1.8.1: the annotation holds %d bytes (%v), want the section's compile (%d bytes)", len(got), err, len(want.BPF))
 	}
 	if out.Annotations["org.agentbox.run"] != "x" || out.Linux.Seccomp != logged {
 		t.Errorf("crun 1.8.1: the other annotations or the section were not kept: %v", out.Annotations)
 	}
-	if _, set := in.Annotations[CrunSeccompBPF]; set || len(in.Annotations) != 1 {
+	if _, set := in.Annotations[seccomp.CrunBPFAnnotation]; set || len(in.Annotations) != 1 {
 		t.Errorf("the spec passed in was changed: %v", in.Annotations)
 	}
 
@@ -48,7 +48,7 @@ func TestWithCompiledSeccomp(t *testing.T) {
 		"crun before 0.17":                      {Runtime{Name: "crun", Version: "0.16"}, spec(logged, nil)},
 		"crun of no known version":              {Runtime{Name: "crun"}, spec(logged, nil)},
 		"no seccomp section":                    {crun, spec(nil, nil)},
-		"an annotation already":                 {crun, spec(logged, map[string]string{CrunSeccompBPF: "AAAA"})},
+		"an annotation already":                 {crun, spec(logged, map[string]string{seccomp.CrunBPFAnnotation: "AAAA"})},
 		"a section the compiler does not cover": {crun, spec(uncovered, nil)},
 	} {
 		if out := tc.rt.withCompiledSeccomp(tc.spec); out != tc.spec {
