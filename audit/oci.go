@@ -84,8 +84,10 @@ func ociRawFilter(raw string, l *specs.Linux, c *Container) {
 			return
 		}
 	}
-	c.Seccomp = Seccomp{Mode: "custom", Profile: "annotation " + seccomp.CrunBPFAnnotation,
-		Error: "crun loads the raw BPF filter of this annotation in place of linux.seccomp, and it is not that section's compile, so the filter that runs is not the one configured"}
+	c.Seccomp = Seccomp{
+		Mode: "custom", Profile: "annotation " + seccomp.CrunBPFAnnotation,
+		Error: "crun loads the raw BPF filter of this annotation in place of linux.seccomp, and it is not that section's compile, so the filter that runs is not the one configured",
+	}
 }
 
 func ociMounts(ms []specs.Mount, c *Container) []Mount {

@@ -37,11 +37,10 @@ func WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 // to be able to search the workspace, and fails closed where it cannot.)
 //
 // With RootTmpfs, as root, a synthesized root is written into a tmpfs
-// mounted on the bundle's root directory (see rootTmpfs). crun gets the
-// seccomp filter compiled ahead (withCompiledSeccomp).
+// mounted on the bundle's root directory (see rootTmpfs).
 func (r Runtime) WriteBundle(dir string, s *specs.Spec, rootfs policy.Rootfs) error {
 	tmpfs := r.RootTmpfs && r.UserNS == nil && rootfs.Image == "" && os.Geteuid() == 0
-	return writeBundle(dir, r.withCompiledSeccomp(s), rootfs, r.Name == "runc", tmpfs)
+	return writeBundle(dir, s, rootfs, r.Name == "runc", tmpfs)
 }
 
 func writeBundle(dir string, s *specs.Spec, rootfs policy.Rootfs, compose, tmpfs bool) error {

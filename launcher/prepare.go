@@ -250,7 +250,7 @@ func (p *prepared) writeBundle() error {
 	if err := p.compileSentryFilter(s); err != nil {
 		return err
 	}
-	return p.eng.WriteBundle(p.runDir.Bundle(), s, p.plan.Rootfs)
+	return p.eng.WriteBundle(p.runDir.Bundle(), withCompiledSeccomp(rt, s), p.plan.Rootfs)
 }
 
 // loadLSM loads agentbox's AppArmor profile (root only; the plan chose

@@ -1,4 +1,4 @@
-package engine
+package launcher
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/seccomp"
 	"github.com/agentbox/agentbox/seccomp/profiles"
 )
@@ -24,10 +25,10 @@ func TestWithCompiledSeccomp(t *testing.T) {
 	spec := func(sc *specs.LinuxSeccomp, ann map[string]string) *specs.Spec {
 		return &specs.Spec{Annotations: ann, Linux: &specs.Linux{Seccomp: sc}}
 	}
-	crun := Runtime{Name: "crun", Version: "1.8.1"}
+	crun := engine.Runtime{Name: "crun", Version: "1.8.1"}
 
 	in := spec(logged, map[string]string{"org.agentbox.run": "x"})
-	out := crun.withCompiledSeccomp(in)
+	out := withCompiledSeccomp(crun, in)
 	got, err := base64.StdEncoding.DecodeString(out.Annotations[seccomp.CrunBPFAnnotation])
 	if err != nil || !bytes.Equal(got, want.BPF) {
 		t.Errorf("crun 1.8.1: the annotation holds %d bytes (%v), want the section's compile (%d bytes)", len(got), err, len(want.BPF))
@@ -41,17 +42,17 @@ func TestWithCompiledSeccomp(t *testing.T) {
 
 	uncovered := &specs.LinuxSeccomp{DefaultAction: specs.ActErrno, Architectures: []specs.Arch{specs.ArchS390X}}
 	for name, tc := range map[string]struct {
-		rt   Runtime
+		rt   engine.Runtime
 		spec *specs.Spec
 	}{
-		"runc":                                  {Runtime{Name: "runc", Version: "1.1.5+ds1"}, spec(logged, nil)},
-		"crun before 0.17":                      {Runtime{Name: "crun", Version: "0.16"}, spec(logged, nil)},
-		"crun of no known version":              {Runtime{Name: "crun"}, spec(logged, nil)},
+		"runc":                                  {engine.Runtime{Name: "runc", Version: "1.1.5+ds1"}, spec(logged, nil)},
+		"crun before 0.17":                      {engine.Runtime{Name: "crun", Version: "0.16"}, spec(logged, nil)},
+		"crun of no known version":              {engine.Runtime{Name: "crun"}, spec(logged, nil)},
 		"no seccomp section":                    {crun, spec(nil, nil)},
 		"an annotation already":                 {crun, spec(logged, map[string]string{seccomp.CrunBPFAnnotation: "AAAA"})},
 		"a section the compiler does not cover": {crun, spec(uncovered, nil)},
 	} {
-		if out := tc.rt.withCompiledSeccomp(tc.spec); out != tc.spec {
+		if out := withCompiledSeccomp(tc.rt, tc.spec); out != tc.spec {
 			t.Errorf("%s: got a changed spec (annotations %v), want the same", name, out.Annotations)
 		}
 	}
