@@ -71,11 +71,11 @@ func (f *Foreground) collected(err error, log string) {
 // than the main one (nsexec.GoLocked), which holds that thread until the
 // runtime has exited and been collected: the parent-death signal fires
 // when the thread that forked the child ends, not the process. Once the
-// runtime has exited, it closes w, the bundle's watch (see dirWatch). When the
-// invocation hides a mount or lays out nested binds, the thread first
-// unshares its mount namespace and makes them there (as runInMountNS
-// does), and then ends still locked, so that Go retires it and nothing
-// else ever runs in that namespace.
+// runtime has exited, it closes w, the bundle's watch (see dirWatch).
+// When the invocation hides a mount or lays out nested binds, the thread
+// first unshares its mount namespace and makes them there (as
+// runInMountNS does), and then ends still locked, so that Go retires it
+// and nothing else ever runs in that namespace.
 func (f *Foreground) start(inv invocation, log string, w *dirWatch) error {
 	started := make(chan error, 1)
 	nsexec.GoLocked(func() {

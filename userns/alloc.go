@@ -50,7 +50,7 @@ type Lease struct {
 // stops allocation with its name until gc or the user removes it (read).
 // The fsyncs cost about 1.7 ms of every launch on a disk-backed run root,
 // and the I/O they start competes with the launch for the CPU
-// (docs/bench.md, "The id lease unsynced").
+// (docs/bench.md, "The id lease's fsyncs").
 type Allocator struct {
 	Dir  string
 	Host HostIDs

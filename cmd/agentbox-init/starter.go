@@ -28,11 +28,10 @@ import (
 // the child answers on fd 4 with an execStatus ("ready", or an error), and
 // then an execRequest, or EOF when nothing is to be started. Init writes
 // both at once (the child starts before init has its configuration); the
-// child decodes the second while it becomes the agent, and acts on it
-// only once it is. With probes in the
-// request, the child runs them first and writes their results as JSON
-// lines on fd 5, which it closes after the last, followed by a "probed"
-// status on fd 4. The child confines itself with the request's Landlock
+// child decodes the second while it becomes the agent, and acts on it only
+// once it is. With probes in the request, the child runs them first and
+// writes their results as JSON lines on fd 5, which it closes after the
+// last, followed by a "probed" status on fd 4. The child confines itself with the request's Landlock
 // plan, reports that, and executes the program; the exec closes fd 4
 // (close-on-exec), and a failed exec is one more execStatus. From "ready"
 // on, the child runs with the agent's credentials, so the launcher
