@@ -111,6 +111,3 @@ func ownCgroupFiles(path string) []string {
 	}
 	return append(unified, v1...)
 }
-
-// cgroupRoot is where the cgroup hierarchies are mounted.
-const cgroupRoot = "/sys/fs/cgroup"

@@ -6,9 +6,12 @@ import (
 	"strings"
 )
 
+// cgroupRoot is where the cgroup hierarchies are mounted.
+const cgroupRoot = "/sys/fs/cgroup"
+
 // HybridUnified is where a hybrid cgroup host mounts its cgroup v2
 // hierarchy beside the v1 controllers.
-const HybridUnified = "/sys/fs/cgroup/unified"
+const HybridUnified = cgroupRoot + "/unified"
 
 // HiddenUnified returns the path to hide from crun, or "": crun refuses a
 // hybrid cgroup layout whose v2 hierarchy holds any controller ("cgroups in

@@ -353,7 +353,7 @@ func removeCgroups(path string) []string {
 // cgroupDirs lists where path lives: the unified hierarchy and each v1
 // controller mounted under /sys/fs/cgroup.
 func cgroupDirs(path string) []string {
-	base := "/sys/fs/cgroup"
+	base := cgroupRoot
 	entries, err := os.ReadDir(base)
 	if err != nil {
 		return nil

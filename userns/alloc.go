@@ -40,7 +40,7 @@ type Lease struct {
 // it is created with mode 0700 if missing. Every operation holds an flock on
 // the lock file. A lease stays taken until Release, even if its process has
 // died: only the caller knows whether the run's container is gone, so a crashed
-// run's slot is freed by the caller's garbage collection (see Leases).
+// run's slot is freed by the caller's garbage collection (see LeaseIDs).
 //
 // Leases are written whole (a temporary file renamed into place) but not
 // synced to disk: they describe sandboxes of this boot, which a crash of
