@@ -67,7 +67,10 @@ type LandlockWatch struct {
 	lost uint32 // the kernel's lost counter at the start
 
 	stopR, stopW *os.File
-	done         chan struct{}
+	// started is closed once off, r, lost and the stop pipe are set
+	// (start); done once reading has ended.
+	started chan struct{}
+	done    chan struct{}
 
 	mu       sync.Mutex
 	agent    int            // the agent's host pid: its domains are the run's
@@ -88,17 +91,38 @@ type LandlockWatch struct {
 // cannot: no Landlock or an ABI that does not log, no audit subsystem,
 // no CAP_AUDIT_READ, auditing disabled. It never changes the kernel's
 // audit settings. The result is never nil; Stop gives the layer either way.
+//
+// It returns at once: the reader is opened and the audit status read on
+// the watch's goroutine (the kernel answers each AUDIT_GET from a kernel
+// thread it creates for that reply, 0.3 to 4 ms here, which the launch
+// need not wait for). Every method waits for that start: the reader is
+// bound to the records' group before AgentStarted returns, so before the
+// agent may run.
 func WatchLandlock(opts LandlockOptions) *LandlockWatch {
 	w := newLandlockWatch(opts)
 	if w.off = landlockUnreadable(opts.ABI); w.off != "" {
+		close(w.started)
 		close(w.done)
 		return w
 	}
+	go func() {
+		if w.start() {
+			w.loop()
+		}
+	}()
+	return w
+}
+
+// start opens the reader, then reads the kernel's lost counter (after the
+// bind, so that a record lost later is counted), and reports whether the
+// watch reads; either way it closes started, and done when it does not.
+func (w *LandlockWatch) start() (reading bool) {
+	defer close(w.started)
 	r, err := openAuditReader()
 	if err != nil {
 		w.off = auditReaderError(err)
 		close(w.done)
-		return w
+		return false
 	}
 	st, err := readAuditStatus()
 	switch {
@@ -116,18 +140,17 @@ func WatchLandlock(opts LandlockOptions) *LandlockWatch {
 	if w.off != "" {
 		r.close()
 		close(w.done)
-		return w
+		return false
 	}
 	w.r, w.lost = r, st.Lost
-	go w.loop()
-	return w
+	return true
 }
 
 func newLandlockWatch(opts LandlockOptions) *LandlockWatch {
 	if opts.Max <= 0 {
 		opts.Max = DefaultMax
 	}
-	return &LandlockWatch{opts: opts, done: make(chan struct{}), domains: map[string]int{}, ours: map[string]bool{}, pending: map[string]*auditEvent{}}
+	return &LandlockWatch{opts: opts, started: make(chan struct{}), done: make(chan struct{}), domains: map[string]int{}, ours: map[string]bool{}, pending: map[string]*auditEvent{}}
 }
 
 // landlockUnreadable says why a kernel with Landlock ABI abi has no
@@ -153,7 +176,10 @@ func auditReaderError(err error) string {
 }
 
 // Unreadable is why this watch reads nothing, or "" when it reads.
-func (w *LandlockWatch) Unreadable() string { return w.off }
+func (w *LandlockWatch) Unreadable() string {
+	<-w.started
+	return w.off
+}
 
 // AgentStarted names the run's processes before the agent is handed the
 // sandbox: agent is the host pid of the process that will create the
@@ -162,6 +188,7 @@ func (w *LandlockWatch) Unreadable() string { return w.off }
 // the run's when agent created it, or when a process of that namespace
 // created it or was refused by it.
 func (w *LandlockWatch) AgentStarted(agent, init int) {
+	<-w.started
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.agent = agent
@@ -199,6 +226,7 @@ func (w *LandlockWatch) inSandbox(pid int) bool {
 // the landlock layer of the record.
 func (w *LandlockWatch) Stop() Log {
 	layer := ledger.DenialLayer{Layer: ledger.LayerLandlock}
+	<-w.started
 	if w.off != "" {
 		layer.Detail = w.off
 		return Log{Layer: layer}

@@ -38,12 +38,20 @@ func captured(t *testing.T) []auditRecord {
 	return out
 }
 
+// fedWatch is a watch without a socket, started: the test gives it the
+// records its loop would read.
+func fedWatch(opts LandlockOptions) *LandlockWatch {
+	w := newLandlockWatch(opts)
+	close(w.started)
+	return w
+}
+
 // feed gives a watch (no socket) the captured records, as its loop
 // would, and the pid of the agent that created its domains.
 func feed(t *testing.T, agent int, max int) ([]ledger.Denial, []ledger.Denial, int) {
 	t.Helper()
 	var streamed []ledger.Denial
-	w := newLandlockWatch(LandlockOptions{ABI: 7, Max: max, OnDenial: func(d ledger.Denial) { streamed = append(streamed, d) }})
+	w := fedWatch(LandlockOptions{ABI: 7, Max: max, OnDenial: func(d ledger.Denial) { streamed = append(streamed, d) }})
 	w.AgentStarted(agent, 0) // no sandbox namespace: only the agent's domains
 	for _, r := range captured(t) {
 		w.add(r)
@@ -111,7 +119,7 @@ func TestLandlockUnrelatedRecordsStayOut(t *testing.T) {
 
 // An event whose end never came (no AUDIT_EOE) still counts, at Stop.
 func TestLandlockEventWithoutEnd(t *testing.T) {
-	w := newLandlockWatch(LandlockOptions{ABI: 7})
+	w := fedWatch(LandlockOptions{ABI: 7})
 	w.AgentStarted(42, 0)
 	w.add(auditRecord{auditLandlockAccess, `audit(1796135669.236:7): domain=abc blockers=fs.write_file path="/etc/passwd" dev="vda" ino=1`})
 	w.add(auditRecord{auditLandlockDomain, `audit(1796135669.236:7): domain=abc status=allocated mode=enforcing pid=42 uid=0 exe="/x" comm="x"`})
