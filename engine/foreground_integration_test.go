@@ -43,6 +43,7 @@ func foregroundRuntime(t *testing.T, name, script string) (Runtime, string, stri
 		}
 		return c
 	}, id)
+	leftBelowUnified(t, "agentbox-enginetest/"+id, true) // an earlier build's
 	run := t.TempDir()
 	bundle := filepath.Join(run, "bundle")
 	s := &specs.Spec{
@@ -129,6 +130,36 @@ func teardownCallsNoRuntime(t *testing.T, r Runtime, id, run string, s *Session)
 	if dirs, _ := filepath.Glob("/sys/fs/cgroup/*/agentbox-enginetest/" + id); len(dirs) > 0 {
 		t.Errorf("cgroups remain: %v", dirs)
 	}
+	if left := leftBelowUnified(t, "agentbox-enginetest/"+id, false); left != "" {
+		t.Errorf("the run left %s on the host's cgroup tmpfs, below its cgroup2 mount", left)
+	}
+}
+
+// leftBelowUnified returns the path of rel below the host's cgroup2
+// mount (BelowHybridUnified) when it exists there ("" otherwise, and on a
+// host that is not hybrid): what a runtime made there stays on the host,
+// unseen. With clear, it removes it instead (what an earlier build left).
+func leftBelowUnified(t *testing.T, rel string, clear bool) string {
+	t.Helper()
+	if !HybridCgroup() {
+		return ""
+	}
+	found := ""
+	err := BelowHybridUnified(func(dir string) error {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Lstat(p); err != nil {
+			return nil
+		}
+		if clear {
+			return os.RemoveAll(p)
+		}
+		found = p
+		return nil
+	})
+	if err != nil {
+		t.Errorf("below %s: %v", HybridUnified, err)
+	}
+	return found
 }
 
 // A foreground runtime passes the sandbox's output and exit status on,

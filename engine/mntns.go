@@ -16,7 +16,8 @@ const HybridUnified = cgroupRoot + "/unified"
 // HiddenUnified returns the path to hide from crun, or "": crun refuses a
 // hybrid cgroup layout whose v2 hierarchy holds any controller ("cgroups in
 // hybrid mode not supported"), so agentbox runs it, as root, in a private
-// mount namespace without that mount, where the host looks like plain v1.
+// mount namespace where an empty tmpfs covers that mount, and the host
+// looks like plain v1.
 func HiddenUnified(runtime string, root bool) string {
 	if filepath.Base(runtime) != "crun" || !root || !HybridCgroup() {
 		return ""

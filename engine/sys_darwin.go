@@ -136,3 +136,6 @@ func unmountUnder(string) error { return nil }
 // WarmCgroupMigration warms nothing: cgroups are Linux's
 // (cgroupwarm_linux.go).
 func WarmCgroupMigration() (stop func()) { return func() {} }
+
+// BelowHybridUnified refuses: cgroups are Linux's.
+func BelowHybridUnified(func(string) error) error { return errNoNamespaces }

@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentbox/agentbox/engine"
 	"github.com/agentbox/agentbox/ledger"
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/userns"
 )
 
@@ -141,4 +144,55 @@ func releaseOrphanLeases(d Dirs) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// HiddenCgroupParent is where, below the host's cgroup2 mount of a hybrid
+// host, crun made the "0::" cgroups of agentbox's runs when earlier builds
+// hid that mount by detaching it (engine.BelowHybridUnified).
+const HiddenCgroupParent = "agentbox"
+
+// ClearHiddenCgroups removes, as root on a hybrid cgroup host, the
+// directories that crun left below the host's cgroup2 mount in the runs
+// of earlier agentbox builds (engine.BelowHybridUnified): those of runs
+// whose run directory is gone, then their parent once empty. It returns
+// what it removed, in words ("" when nothing). A run whose directory is
+// still there (an older launcher's, still running) keeps its own.
+func ClearHiddenCgroups(d Dirs) (string, error) {
+	if os.Geteuid() != 0 || !engine.HybridCgroup() {
+		return "", nil
+	}
+	var removed []string
+	err := engine.BelowHybridUnified(func(dir string) error {
+		parent := filepath.Join(dir, HiddenCgroupParent)
+		entries, err := os.ReadDir(parent)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for _, e := range entries {
+			if _, err := os.Lstat(policy.RunDir(d.RunRoot, e.Name())); err == nil {
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			removed = append(removed, e.Name())
+		}
+		if err := os.Remove(parent); err != nil && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	})
+	note := ""
+	if len(removed) > 0 {
+		note = fmt.Sprintf("removed the cgroup directories of %d earlier run(s) that crun had left below %s, on the host's cgroup tmpfs (agentbox builds before 2026-12-02)", len(removed), engine.HybridUnified)
+	}
+	if err != nil {
+		return note, fmt.Errorf("clear what crun left below %s: %w", engine.HybridUnified, err)
+	}
+	return note, nil
 }

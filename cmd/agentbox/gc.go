@@ -31,7 +31,11 @@ func runGC(ctx context.Context, s stdio, args []string) int {
 	for _, r := range recs {
 		printGC(s, r, *asJSON)
 	}
-	if err != nil {
+	note, cerr := launcher.ClearHiddenCgroups(d)
+	if note != "" && !*asJSON {
+		fmt.Fprintln(s.Out, note)
+	}
+	if err = errors.Join(err, cerr); err != nil {
 		return fail(s, "gc", hostErr(err))
 	}
 	if !*asJSON {

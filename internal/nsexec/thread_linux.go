@@ -36,7 +36,7 @@ func GoLocked(fn func()) {
 }
 
 // StartInMountNS starts cmd (a runtime invocation) in a new mount
-// namespace in which the mount at hide is detached (unless "") and the
+// namespace in which the mount at hide is covered (unless "") and the
 // composition file compose is laid out (unless ""): what mntns-exec does,
 // without its process. A thread of GoLocked unshares its mount namespace
 // (and with it its filesystem attributes; neither needs the process to be

@@ -1,0 +1,71 @@
+//go:build integration && linux
+
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentbox/agentbox/engine"
+	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/policy"
+)
+
+// gc removes the cgroup directories that crun left below a hybrid host's
+// cgroup2 mount in the runs of earlier builds, those of runs that are
+// gone, and keeps the one of a run whose directory is still there.
+func TestClearHiddenCgroupsAsRoot(t *testing.T) {
+	testutil.RequireRoot(t)
+	if !engine.HybridCgroup() {
+		testutil.Skip(t, "this host's cgroups are not hybrid: nothing is ever hidden from crun")
+	}
+	d := Dirs{State: t.TempDir(), RunRoot: t.TempDir()}
+	gone, live := "20261201T000000.000Z-cleargone", "20261201T000000.000Z-clearlive"
+	if err := os.MkdirAll(policy.RunDir(d.RunRoot, live), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(dir string) error { // what crun 1.8 leaves for one run
+		for _, id := range []string{gone, live} {
+			p := filepath.Join(dir, HiddenCgroupParent, id)
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(p, "cgroup.procs"), []byte("4242\n"), 0o700); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := engine.BelowHybridUnified(write); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = engine.BelowHybridUnified(func(dir string) error {
+			_ = os.RemoveAll(filepath.Join(dir, HiddenCgroupParent, live))
+			_ = os.Remove(filepath.Join(dir, HiddenCgroupParent))
+			return nil
+		})
+	})
+	note, err := ClearHiddenCgroups(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(note, "of 1 earlier run(s)") {
+		t.Errorf("note %q, want one run's directory removed", note)
+	}
+	var left []string
+	if err := engine.BelowHybridUnified(func(dir string) error {
+		es, err := os.ReadDir(filepath.Join(dir, HiddenCgroupParent))
+		for _, e := range es {
+			left = append(left, e.Name())
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0] != live {
+		t.Errorf("left below the cgroup2 mount: %v, want only %s", left, live)
+	}
+}
