@@ -146,10 +146,10 @@ func releaseOrphanLeases(d Dirs) error {
 	return errors.Join(errs...)
 }
 
-// HiddenCgroupParent is where, below the host's cgroup2 mount of a hybrid
+// hiddenCgroupParent is where, below the host's cgroup2 mount of a hybrid
 // host, crun made the "0::" cgroups of agentbox's runs when earlier builds
 // hid that mount by detaching it (engine.BelowHybridUnified).
-const HiddenCgroupParent = "agentbox"
+const hiddenCgroupParent = "agentbox"
 
 // ClearHiddenCgroups removes, as root on a hybrid cgroup host, the
 // directories that crun left below the host's cgroup2 mount in the runs
@@ -163,7 +163,7 @@ func ClearHiddenCgroups(d Dirs) (string, error) {
 	}
 	var removed []string
 	err := engine.BelowHybridUnified(func(dir string) error {
-		parent := filepath.Join(dir, HiddenCgroupParent)
+		parent := filepath.Join(dir, hiddenCgroupParent)
 		entries, err := os.ReadDir(parent)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil

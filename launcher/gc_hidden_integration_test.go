@@ -28,7 +28,7 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 	}
 	write := func(dir string) error { // what crun 1.8 leaves for one run
 		for _, id := range []string{gone, live} {
-			p := filepath.Join(dir, HiddenCgroupParent, id)
+			p := filepath.Join(dir, hiddenCgroupParent, id)
 			if err := os.MkdirAll(p, 0o755); err != nil {
 				return err
 			}
@@ -43,8 +43,8 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		_ = engine.BelowHybridUnified(func(dir string) error {
-			_ = os.RemoveAll(filepath.Join(dir, HiddenCgroupParent, live))
-			_ = os.Remove(filepath.Join(dir, HiddenCgroupParent))
+			_ = os.RemoveAll(filepath.Join(dir, hiddenCgroupParent, live))
+			_ = os.Remove(filepath.Join(dir, hiddenCgroupParent))
 			return nil
 		})
 	})
@@ -57,7 +57,7 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 	}
 	var left []string
 	if err := engine.BelowHybridUnified(func(dir string) error {
-		es, err := os.ReadDir(filepath.Join(dir, HiddenCgroupParent))
+		es, err := os.ReadDir(filepath.Join(dir, hiddenCgroupParent))
 		for _, e := range es {
 			left = append(left, e.Name())
 		}
