@@ -5,6 +5,7 @@ package launcher
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,8 +53,9 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(note, "of 1 earlier run(s)") {
-		t.Errorf("note %q, want one run's directory removed", note)
+	// (Earlier builds' real runs on this host may be among those removed.)
+	if !strings.Contains(note, "removed the cgroup directories of") {
+		t.Errorf("note %q, want the removal said", note)
 	}
 	var left []string
 	if err := engine.BelowHybridUnified(func(dir string) error {
@@ -65,7 +67,7 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if len(left) != 1 || left[0] != live {
-		t.Errorf("left below the cgroup2 mount: %v, want only %s", left, live)
+	if !slices.Contains(left, live) || slices.Contains(left, gone) {
+		t.Errorf("left below the cgroup2 mount: %v, want %s kept and %s removed", left, live, gone)
 	}
 }
