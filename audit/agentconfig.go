@@ -44,8 +44,16 @@ func ScanAgentConfigs(mounts []Mount) []AgentConfig {
 		if !isHostMount(m) {
 			continue
 		}
-		for _, p := range candidates(m.hostPath()) {
-			if seen[p.path] {
+		// One stat spares the opens that cannot succeed: nothing lies
+		// below a path that is missing or unreadable, or below one that
+		// is not a directory, which can only be a settings file itself.
+		host := m.hostPath()
+		fi, err := os.Stat(host)
+		if err != nil {
+			continue
+		}
+		for _, p := range candidates(host) {
+			if seen[p.path] || !fi.IsDir() && p.path != filepath.Clean(host) {
 				continue
 			}
 			seen[p.path] = true

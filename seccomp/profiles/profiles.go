@@ -223,7 +223,7 @@ func (r Rule) oci() specs.LinuxSyscall {
 // for some arguments (clone, socket, personality) are in DeniedCalls.
 func DeniedSyscalls() []string {
 	var names []string
-	for _, d := range Default().Denied {
+	for _, d := range denials() { // Default's, without the rest of the profile built
 		names = append(names, d.Names...)
 	}
 	slices.Sort(names)
@@ -233,7 +233,7 @@ func DeniedSyscalls() []string {
 // DeniedCalls returns the argument-specific calls agentbox's default profile
 // refuses although it allows the syscall itself.
 func DeniedCalls() []Call {
-	return slices.Clone(Default().DeniedCalls)
+	return deniedCalls() // Default's, a fresh copy
 }
 
 func uintPtr(v uint) *uint { return &v }
