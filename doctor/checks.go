@@ -28,6 +28,7 @@ func Checks() []Check {
 		{"mac", checkMAC},
 		{"cgroup", checkCgroup},
 		{"run-root", checkRunRoot},
+		{"leftovers", checkLeftovers},
 		{"runtimes", checkRuntimes},
 		{"runtime-cves", checkRuntimeCVEs},
 		{"container", checkContainer},

@@ -24,6 +24,9 @@ type Options struct {
 	// Containerd is what the policy says of containerd: the containerd
 	// check examines the daemon it would use.
 	Containerd ContainerdPolicy
+	// Leftovers looks for what earlier builds left unseen on the host;
+	// nil: the leftovers check passes, saying it did not look.
+	Leftovers LeftoversFunc
 }
 
 // Run gathers the host's facts, runs the self-test and evaluates every
@@ -35,6 +38,7 @@ func Run(ctx context.Context, o Options) Report {
 	}
 	f := gather(ctx, h, o.Containerd)
 	f.RunRoot = gatherRunRoot(h, o.RunRoot)
+	f.Leftovers = gatherLeftovers(o.Leftovers)
 	f.Default = chooseDefault(f, o.Verdicts)
 	runSelfTest(ctx, o.SelfTest, f)
 	if o.Verdicts != nil {

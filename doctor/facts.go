@@ -38,6 +38,9 @@ type Facts struct {
 	// RunRoot is the run root's filesystem (Run fills it from
 	// Options.RunRoot; Gather cannot know the path).
 	RunRoot RunRootFacts `json:"run_root"`
+	// Leftovers is what earlier builds left unseen on the host (Run fills
+	// it from Options.Leftovers).
+	Leftovers LeftoverFacts `json:"leftovers"`
 	// Darwin is what a Mac's dedicated account needs (darwin.go); nil on
 	// every other host.
 	Darwin *DarwinFacts `json:"darwin,omitempty"`

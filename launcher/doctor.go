@@ -19,7 +19,7 @@ import (
 // (ExecHelper), as a run would be. The containerd check also reports the
 // program a launch on containerd runs in (containerdHelper).
 func DoctorOptions(getenv func(string) string) (doctor.Options, error) {
-	o := doctor.Options{SelfTest: DoctorSelfTest(getenv), Verdicts: DoctorVerdicts(getenv), RunRoot: DoctorRunRoot(getenv)}
+	o := doctor.Options{SelfTest: DoctorSelfTest(getenv), Verdicts: DoctorVerdicts(getenv), RunRoot: DoctorRunRoot(getenv), Leftovers: doctorLeftovers(getenv)}
 	o.Containerd.Helper, o.Containerd.HelperErr = containerdHelper()
 	p, err := doctorPolicy(getenv)
 	if err != nil {
@@ -30,6 +30,14 @@ func DoctorOptions(getenv func(string) string) (doctor.Options, error) {
 		return o, fmt.Errorf("engine %s: %w", p.Engine, ErrEngineElsewhere)
 	}
 	return o, nil
+}
+
+// doctorLeftovers is doctor's look for what earlier builds left
+// (CountHiddenCgroups), against the run root a run would use.
+func doctorLeftovers(getenv func(string) string) doctor.LeftoversFunc {
+	return func() (int, string, error) {
+		return CountHiddenCgroups(Dirs{RunRoot: DoctorRunRoot(getenv)})
+	}
 }
 
 // containerdHelper is the program a launch on containerd runs in: this

@@ -161,7 +161,36 @@ func ClearHiddenCgroups(d Dirs) (string, error) {
 	if os.Geteuid() != 0 || !engine.HybridCgroup() {
 		return "", nil
 	}
-	var removed []string
+	removed, err := hiddenCgroups(d, true)
+	note := ""
+	if removed > 0 {
+		note = fmt.Sprintf("removed the cgroup directories of %d earlier run(s) that crun had left below %s, on the host's cgroup tmpfs (agentbox builds before 2026-12-02)", removed, engine.HybridUnified)
+	}
+	if err != nil {
+		return note, fmt.Errorf("clear what crun left below %s: %w", engine.HybridUnified, err)
+	}
+	return note, nil
+}
+
+// CountHiddenCgroups is doctor's look at the same directories
+// (doctor.LeftoversFunc): how many ClearHiddenCgroups would remove, why
+// none can be there, or why it cannot look.
+func CountHiddenCgroups(d Dirs) (int, string, error) {
+	switch {
+	case !engine.HybridCgroup():
+		return 0, "this host's cgroups are not hybrid, so no mount was ever hidden from crun", nil
+	case os.Geteuid() != 0:
+		return 0, "", errors.New("only root can look below the host's cgroup2 mount (and only root's runs hid it)")
+	}
+	n, err := hiddenCgroups(d, false)
+	return n, "", err
+}
+
+// hiddenCgroups counts, and with remove removes, the directories below
+// the cgroup2 mount of runs whose run directory is gone (see
+// ClearHiddenCgroups).
+func hiddenCgroups(d Dirs, remove bool) (int, error) {
+	n := 0
 	err := engine.BelowHybridUnified(func(dir string) error {
 		parent := filepath.Join(dir, hiddenCgroupParent)
 		entries, err := os.ReadDir(parent)
@@ -176,23 +205,21 @@ func ClearHiddenCgroups(d Dirs) (string, error) {
 			if _, err := os.Lstat(policy.RunDir(d.RunRoot, e.Name())); err == nil {
 				continue
 			}
-			if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
-				errs = append(errs, err)
-				continue
+			if remove {
+				if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
+					errs = append(errs, err)
+					continue
+				}
 			}
-			removed = append(removed, e.Name())
+			n++
+		}
+		if !remove {
+			return nil
 		}
 		if err := os.Remove(parent); err != nil && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 		return errors.Join(errs...)
 	})
-	note := ""
-	if len(removed) > 0 {
-		note = fmt.Sprintf("removed the cgroup directories of %d earlier run(s) that crun had left below %s, on the host's cgroup tmpfs (agentbox builds before 2026-12-02)", len(removed), engine.HybridUnified)
-	}
-	if err != nil {
-		return note, fmt.Errorf("clear what crun left below %s: %w", engine.HybridUnified, err)
-	}
-	return note, nil
+	return n, err
 }

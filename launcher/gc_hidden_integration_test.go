@@ -49,6 +49,11 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 			return nil
 		})
 	})
+	// Doctor counts what gc would remove: the run that is gone, not the
+	// live one (and earlier builds' real runs, when the host has any).
+	if n, why, err := CountHiddenCgroups(d); err != nil || why != "" || n < 1 {
+		t.Fatalf("CountHiddenCgroups = %d, %q, %v; want at least the run that is gone", n, why, err)
+	}
 	note, err := ClearHiddenCgroups(d)
 	if err != nil {
 		t.Fatal(err)
@@ -69,5 +74,8 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 	}
 	if !slices.Contains(left, live) || slices.Contains(left, gone) {
 		t.Errorf("left below the cgroup2 mount: %v, want %s kept and %s removed", left, live, gone)
+	}
+	if n, _, err := CountHiddenCgroups(d); err != nil || n != 0 {
+		t.Errorf("after gc, CountHiddenCgroups = %d, %v; want 0 (the live run's is not counted)", n, err)
 	}
 }
