@@ -146,11 +146,6 @@ func releaseOrphanLeases(d Dirs) error {
 	return errors.Join(errs...)
 }
 
-// hiddenCgroupParent is where, below the host's cgroup2 mount of a hybrid
-// host, crun made the "0::" cgroups of agentbox's runs when earlier builds
-// hid that mount by detaching it (engine.BelowHybridUnified).
-const hiddenCgroupParent = "agentbox"
-
 // ClearHiddenCgroups removes, as root on a hybrid cgroup host, the
 // directories that crun left below the host's cgroup2 mount in the runs
 // of earlier agentbox builds (engine.BelowHybridUnified): those of runs
@@ -158,8 +153,8 @@ const hiddenCgroupParent = "agentbox"
 // what it removed, in words ("" when nothing). A run whose directory is
 // still there (an older launcher's, still running) keeps its own.
 func ClearHiddenCgroups(d Dirs) (string, error) {
-	if os.Geteuid() != 0 || !engine.HybridCgroup() {
-		return "", nil
+	if why, err := hiddenCgroupsLookable(); why != "" || err != nil {
+		return "", nil // nothing can be there, or this user made none
 	}
 	removed, err := hiddenCgroups(d, true)
 	note := ""
@@ -176,14 +171,24 @@ func ClearHiddenCgroups(d Dirs) (string, error) {
 // (doctor.LeftoversFunc): how many ClearHiddenCgroups would remove, why
 // none can be there, or why it cannot look.
 func CountHiddenCgroups(d Dirs) (int, string, error) {
-	switch {
-	case !engine.HybridCgroup():
-		return 0, "this host's cgroups are not hybrid, so no mount was ever hidden from crun", nil
-	case os.Geteuid() != 0:
-		return 0, "", errors.New("only root can look below the host's cgroup2 mount (and only root's runs hid it)")
+	if why, err := hiddenCgroupsLookable(); why != "" || err != nil {
+		return 0, why, err
 	}
 	n, err := hiddenCgroups(d, false)
 	return n, "", err
+}
+
+// hiddenCgroupsLookable says why nothing can be below the cgroup2 mount
+// (why), or why this launcher cannot look there (err); both empty when
+// it can.
+func hiddenCgroupsLookable() (why string, err error) {
+	switch {
+	case !engine.HybridCgroup():
+		return "this host's cgroups are not hybrid, so no mount was ever hidden from crun", nil
+	case os.Geteuid() != 0:
+		return "", errors.New("only root can look below the host's cgroup2 mount (and only root's runs hid it)")
+	}
+	return "", nil
 }
 
 // hiddenCgroups counts, and with remove removes, the directories below
@@ -192,7 +197,9 @@ func CountHiddenCgroups(d Dirs) (int, string, error) {
 func hiddenCgroups(d Dirs, remove bool) (int, error) {
 	n := 0
 	err := engine.BelowHybridUnified(func(dir string) error {
-		parent := filepath.Join(dir, hiddenCgroupParent)
+		// crun made the run's "0::" cgroup where the spec put it
+		// (policy.CgroupParent/RUN_ID), below the hidden mount.
+		parent := filepath.Join(dir, policy.CgroupParent)
 		entries, err := os.ReadDir(parent)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil

@@ -29,7 +29,7 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 	}
 	write := func(dir string) error { // what crun 1.8 leaves for one run
 		for _, id := range []string{gone, live} {
-			p := filepath.Join(dir, hiddenCgroupParent, id)
+			p := filepath.Join(dir, policy.CgroupParent, id)
 			if err := os.MkdirAll(p, 0o755); err != nil {
 				return err
 			}
@@ -44,8 +44,8 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		_ = engine.BelowHybridUnified(func(dir string) error {
-			_ = os.RemoveAll(filepath.Join(dir, hiddenCgroupParent, live))
-			_ = os.Remove(filepath.Join(dir, hiddenCgroupParent))
+			_ = os.RemoveAll(filepath.Join(dir, policy.CgroupParent, live))
+			_ = os.Remove(filepath.Join(dir, policy.CgroupParent))
 			return nil
 		})
 	})
@@ -64,7 +64,7 @@ func TestClearHiddenCgroupsAsRoot(t *testing.T) {
 	}
 	var left []string
 	if err := engine.BelowHybridUnified(func(dir string) error {
-		es, err := os.ReadDir(filepath.Join(dir, hiddenCgroupParent))
+		es, err := os.ReadDir(filepath.Join(dir, policy.CgroupParent))
 		for _, e := range es {
 			left = append(left, e.Name())
 		}

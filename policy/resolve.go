@@ -393,12 +393,16 @@ func (r *resolver) finishMounts() error {
 	return nil
 }
 
+// CgroupParent is the cgroup, in every hierarchy, below which a root
+// launcher's sandboxes get a cgroup each, named by the run's id.
+const CgroupParent = "agentbox"
+
 // resolveCgroup places a root launcher's sandbox in a cgroup of the run's
-// own below /agentbox; rootless, or for a plan of no run, agentbox places
-// none.
+// own below /CgroupParent; rootless, or for a plan of no run, agentbox
+// places none.
 func (r *resolver) resolveCgroup() error {
 	if !r.plan.Identity.Rootless && r.run.ID != "" {
-		r.plan.CgroupsPath = "/agentbox/" + r.run.ID
+		r.plan.CgroupsPath = "/" + CgroupParent + "/" + r.run.ID
 	}
 	return nil
 }
